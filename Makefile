@@ -1,0 +1,60 @@
+# Two commands set everything up on a fresh machine: `make run` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+CHROMIUM := /usr/bin/chromium
+
+.PHONY: run test lint fix venv deps dev-deps migrate browser clean bench
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.deps: requirements.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.dev-deps: requirements.txt requirements-dev.txt $(VENV)/.deps
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $@
+
+deps: $(VENV)/.deps
+dev-deps: $(VENV)/.dev-deps
+
+migrate: deps
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py seed_catalog
+
+run: migrate
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	@echo "The playground is at http://127.0.0.1:$(PORT)  (Ctrl+C to stop)"
+	PORT=$(PORT) $(BIN)/daphne -b 127.0.0.1 -p $(PORT) playground.asgi:application
+
+# Browser tests need Debian's Chromium: install it when missing and we are root; otherwise they skip loudly
+# (and fail under CI=true).
+browser:
+	@if [ ! -x $(CHROMIUM) ] && [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null; then \
+		echo "Installing Chromium for the browser tests…"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+lint: dev-deps
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+fix: dev-deps
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+test: dev-deps browser
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: dev-deps
+	@for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+clean:
+	rm -rf $(VENV) staticfiles var db.sqlite3

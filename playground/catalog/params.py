@@ -1,0 +1,175 @@
+"""Every request parameter, declared once with its bounds, default and help text (spec sections 2.1, 2.7, 2.9, 8).
+
+The parameter panels and the server-side validation are both built from these declarations, filtered by
+what the selected model supports, so a new model needs no code.
+"""
+
+from dataclasses import dataclass, field
+
+from django import forms
+
+UNSET = object()
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str  # "int", "float", "bool", "choice", "text", "stops"
+    help: str = ""
+    minimum: float | None = None
+    maximum: float | None = None
+    default: object = None
+    choices: tuple[str, ...] = ()
+    requires: str | None = None  # capability flag on CatalogModel; None means every model of the kind
+    step: float | None = None
+    group: str = "Sampling"
+    advanced: bool = False
+    extra: dict = field(default_factory=dict)
+
+    def supported_by(self, model) -> bool:
+        return model is None or model.supports(self.requires)
+
+
+CHAT_PARAMS = [
+    Param("stream", "bool", "Stream tokens as they are generated.", default=True, group="Output"),
+    Param("max_tokens", "int", "Maximum tokens to generate; input + max_tokens must fit the context window.",
+          minimum=1, maximum=None, default=None, group="Output"),
+    Param("temperature", "float", "Randomness of the answer.", minimum=0, maximum=2, default=0.7, step=0.05),
+    Param("top_p", "float", "Nucleus sampling.", minimum=0, maximum=1, default=0.7, step=0.05),
+    Param("top_k", "int", "Sample from the k most likely tokens.", minimum=0, maximum=100, default=50),
+    Param("min_p", "float", "Dynamic filtering threshold (0 to 1).", minimum=0, maximum=1, default=None,
+          step=0.01, requires="min_p"),
+    Param("frequency_penalty", "float", "Penalise repeated tokens.", minimum=-2, maximum=2, default=0.0, step=0.1),
+    Param("n", "int", "Number of answers to generate.", minimum=1, maximum=8, default=1, group="Output"),
+    Param("seed", "int", "Same inputs and seed give the same answer (where supported).", minimum=0,
+          maximum=2**31 - 1, default=None, group="Output", advanced=True),
+    Param("stop", "stops", "Up to 4 stop sequences, one per line; the answer ends before them.", group="Output",
+          extra={"max_items": 4}),
+    Param("response_format", "choice", "Ask for plain text or a JSON object.", choices=("text", "json_object"),
+          default="text", group="Output", extra={"object_key": "type"}),
+    Param("enable_thinking", "bool", "Think before answering.", default=True, requires="thinking",
+          group="Reasoning"),
+    Param("thinking_budget", "int", "Maximum tokens of reasoning (128 to 32768).", minimum=128, maximum=32768,
+          default=4096, requires="thinking_budget", group="Reasoning"),
+    Param("reasoning_effort", "choice", "How hard the model reasons.", choices=("high", "max"), default="high",
+          requires="reasoning_effort", group="Reasoning"),
+]
+
+RERANK_PARAMS = [
+    Param("top_n", "int", "Number of most relevant documents to return.", minimum=1, default=None),
+    Param("return_documents", "bool", "Include the document text in the response.", default=False),
+    Param("instruction", "text", "Instruction that steers the ranking.", requires="rerank_instruction"),
+    Param("max_chunks_per_doc", "int", "Long documents are split; the best chunk scores the document.",
+          minimum=1, default=1024, requires="rerank_chunking"),
+    Param("overlap_tokens", "int", "Token overlap between adjacent chunks (0 to 80).", minimum=0, maximum=80,
+          default=None, requires="rerank_chunking"),
+]
+
+SAMPLE_RATES = {
+    "mp3": (32000, 44100),
+    "opus": (48000,),
+    "wav": (8000, 16000, 24000, 32000, 44100),
+    "pcm": (8000, 16000, 24000, 32000, 44100),
+}
+DEFAULT_SAMPLE_RATE = {"mp3": 44100, "opus": 48000, "wav": 44100, "pcm": 44100}
+SPEECH_INPUT_LIMIT = 128000
+
+SPEECH_PARAMS = [
+    Param("response_format", "choice", "Audio format.", choices=("mp3", "opus", "wav", "pcm"), default="mp3"),
+    Param("sample_rate", "choice", "Output sample rate in Hz (the allowed rates depend on the format).",
+          choices=tuple(str(rate) for rate in sorted({r for rates in SAMPLE_RATES.values() for r in rates})),
+          default="44100"),
+    Param("speed", "float", "Speaking speed (0.25 to 4).", minimum=0.25, maximum=4, default=1.0, step=0.05),
+    Param("gain", "float", "Volume gain in dB (-10 to 10).", minimum=-10, maximum=10, default=0.0, step=0.5),
+    Param("stream", "bool", "Stream the audio as it is synthesized.", default=True),
+    Param("max_tokens", "int", "Output token limit; input + output must stay within 32k tokens.", minimum=1,
+          maximum=32768, default=2048, advanced=True),
+]
+
+
+class StopsField(forms.CharField):
+    """Stop sequences, one per line, at most `max_items`."""
+
+    widget = forms.Textarea(attrs={"rows": 2})
+
+    def __init__(self, *, max_items: int = 4, **kwargs):
+        self.max_items = max_items
+        super().__init__(strip=False, **kwargs)
+
+    def to_python(self, value):
+        text = super().to_python(value) or ""
+        stops = [line for line in text.replace("\r\n", "\n").split("\n") if line != ""]
+        if len(stops) > self.max_items:
+            raise forms.ValidationError(
+                f"stop: at most {self.max_items} stop sequences are allowed (got {len(stops)})."
+            )
+        return stops
+
+
+def form_field(param: Param) -> forms.Field:
+    label = param.name
+    common = {"label": label, "required": False, "help_text": param.help}
+    if param.kind == "bool":
+        return forms.BooleanField(initial=param.default, **common)
+    if param.kind == "int":
+        return forms.IntegerField(
+            min_value=param.minimum, max_value=param.maximum, initial=param.default, **common
+        )
+    if param.kind == "float":
+        field_ = forms.FloatField(min_value=param.minimum, max_value=param.maximum, initial=param.default, **common)
+        field_.widget.attrs["step"] = param.step or "any"
+        return field_
+    if param.kind == "choice":
+        return forms.ChoiceField(choices=[(c, c) for c in param.choices], initial=param.default, **common)
+    if param.kind == "stops":
+        return StopsField(max_items=param.extra.get("max_items", 4), **common)
+    return forms.CharField(initial=param.default, **common)
+
+
+class ParamsForm(forms.Form):
+    """Validates parameters with messages that name the field and the limit."""
+
+    def __init__(self, *args, params: list[Param], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.params = params
+        for param in params:
+            field_ = form_field(param)
+            field_.error_messages.update(
+                {
+                    "min_value": f"{param.name}: must be at least {_num(param.minimum)}.",
+                    "max_value": f"{param.name}: must be at most {_num(param.maximum)}.",
+                    "invalid": f"{param.name}: enter a valid value.",
+                    "invalid_choice": f"{param.name}: choose one of {', '.join(param.choices)}.",
+                }
+            )
+            field_.widget.attrs.setdefault("data-param", param.name)
+            self.fields[param.name] = field_
+
+    def request_values(self) -> dict:
+        """The cleaned values that belong in the request body (unset ones are left to the provider's defaults)."""
+        values = {}
+        for param in self.params:
+            value = self.cleaned_data.get(param.name)
+            if param.kind == "bool":
+                values[param.name] = bool(value)
+            elif param.kind == "stops":
+                if value:
+                    values[param.name] = value
+            elif value not in (None, ""):
+                # Some fields are objects on the wire, e.g. response_format: {"type": "json_object"}.
+                key = param.extra.get("object_key")
+                values[param.name] = {key: value} if key else value
+        return values
+
+
+def _num(value) -> str:
+    return str(int(value)) if value is not None and float(value).is_integer() else str(value)
+
+
+def params_for(model, params: list[Param]) -> list[Param]:
+    """The parameters the model supports, in declaration order."""
+    return [param for param in params if param.supported_by(model)]
+
+
+def params_form(model, params: list[Param], data=None, initial=None) -> ParamsForm:
+    return ParamsForm(data, initial=initial, params=params_for(model, params))

@@ -1,0 +1,10 @@
+from django.urls import path
+
+from playground.catalog import views
+
+app_name = "catalog"
+
+urlpatterns = [
+    path("<int:connection_pk>/", views.index, name="index"),
+    path("<int:connection_pk>/refresh/", views.refresh, name="refresh"),
+]

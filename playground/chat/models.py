@@ -1,0 +1,176 @@
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.shortcuts import get_object_or_404
+from django.utils.functional import cached_property
+
+TITLE_LENGTH = 60
+
+CONTEXT_POLICIES = [
+    ("latest", "Keep the system prompt and the latest messages"),
+    ("first_and_latest", "Keep the system prompt, the first question and the latest messages"),
+]
+
+
+class ConversationQuerySet(models.QuerySet):
+    def for_user(self, user):
+        return self.filter(owner=user)
+
+    def search(self, query: str):
+        """Conversations whose title or any message contains the query (case-insensitive)."""
+        query = query.strip()
+        if not query:
+            return self
+        matching = Message.objects.filter(content__icontains=query).values("conversation_id")
+        return self.filter(Q(title__icontains=query) | Q(pk__in=matching))
+
+
+class Conversation(models.Model):
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations")
+    title = models.CharField(max_length=200, blank=True)
+    system_prompt = models.TextField(blank=True)
+    connection = models.ForeignKey(
+        "connections.Connection", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    model_id = models.CharField(max_length=200, blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    context_policy = models.CharField(max_length=32, choices=CONTEXT_POLICIES, default="latest")
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    objects = ConversationQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-updated", "-pk"]
+        indexes = [models.Index(fields=["owner", "-updated"])]
+
+    def __str__(self) -> str:
+        return self.title or "New conversation"
+
+    @property
+    def display_title(self) -> str:
+        return self.title or "New conversation"
+
+    def rename(self, title: str) -> None:
+        self.title = title.strip()[:200]
+        self.save(update_fields=["title", "updated"])
+
+    def title_from(self, text: str) -> None:
+        """Set the title from the first message: its first line, cut at a word near 60 characters."""
+        if self.title:
+            return
+        line = " ".join(text.split())
+        if len(line) > TITLE_LENGTH:
+            cut = line[:TITLE_LENGTH].rsplit(" ", 1)[0] or line[:TITLE_LENGTH]
+            line = cut.rstrip(" ,.;:") + "…"
+        self.title = line or "New conversation"
+
+    def duplicate(self) -> "Conversation":
+        """A copy with every finished message (running generations are not copied)."""
+        copy = Conversation.objects.create(
+            owner=self.owner,
+            title=f"{self.display_title} (copy)"[:200],
+            system_prompt=self.system_prompt,
+            connection=self.connection,
+            model_id=self.model_id,
+            params=self.params,
+            context_policy=self.context_policy,
+        )
+        messages = []
+        for message in self.messages.exclude(status=Message.STREAMING):
+            message.pk = None
+            message.conversation = copy
+            messages.append(message)
+        Message.objects.bulk_create(messages)
+        return copy
+
+
+def get_conversation(request, pk) -> Conversation:
+    """The user's conversation, or 404 for anyone else's."""
+    return get_object_or_404(Conversation.objects.for_user(request.user), pk=pk)
+
+
+class Message(models.Model):
+    COMPLETE = "complete"
+    STREAMING = "streaming"
+    STOPPED = "stopped"
+    INTERRUPTED = "interrupted"
+    ERROR = "error"
+    STATUSES = [
+        (COMPLETE, "Complete"),
+        (STREAMING, "Streaming"),
+        (STOPPED, "Stopped"),
+        (INTERRUPTED, "Interrupted"),
+        (ERROR, "Error"),
+    ]
+    ROLES = [("system", "System"), ("user", "User"), ("assistant", "Assistant"), ("tool", "Tool")]
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    role = models.CharField(max_length=16, choices=ROLES)
+    content = models.TextField(blank=True)
+    reasoning = models.TextField(blank=True)
+    status = models.CharField(max_length=16, choices=STATUSES, default=COMPLETE)
+    error = models.JSONField(null=True, blank=True)
+    model_id = models.CharField(max_length=200, blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    usage = models.JSONField(null=True, blank=True)
+    finish_reason = models.CharField(max_length=32, blank=True)
+    trace_id = models.CharField(max_length=200, blank=True)
+    ttft_ms = models.PositiveIntegerField(null=True, blank=True)
+    total_ms = models.PositiveIntegerField(null=True, blank=True)
+    seq = models.PositiveIntegerField(default=0, help_text="Last sequence number flushed to the database.")
+    heartbeat = models.DateTimeField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    choices = models.JSONField(default=list, blank=True, help_text="Text of the extra choices when n > 1.")
+    tool_calls = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["pk"]
+        indexes = [models.Index(fields=["status", "heartbeat"])]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.content[:40]}"
+
+    @property
+    def is_streaming(self) -> bool:
+        return self.status == self.STREAMING
+
+    @cached_property
+    def html(self) -> str:
+        from playground.chat.rendering import render_markdown
+
+        return render_markdown(self.content)
+
+    def _usage(self, *path) -> int | None:
+        value = self.usage
+        for key in path:
+            if not isinstance(value, dict):
+                return None
+            value = value.get(key)
+        return value if isinstance(value, int) else None
+
+    @property
+    def prompt_tokens(self) -> int | None:
+        return self._usage("prompt_tokens")
+
+    @property
+    def completion_tokens(self) -> int | None:
+        return self._usage("completion_tokens")
+
+    @property
+    def reasoning_tokens(self) -> int | None:
+        return self._usage("completion_tokens_details", "reasoning_tokens")
+
+    @property
+    def cached_tokens(self) -> int | None:
+        cached = self._usage("prompt_tokens_details", "cached_tokens")
+        return cached if cached is not None else self._usage("prompt_cache_hit_tokens")
+
+    @property
+    def tokens_per_second(self) -> float | None:
+        """Completion tokens over the time spent generating them (after the first token)."""
+        tokens = self.completion_tokens
+        if not tokens or not self.total_ms:
+            return None
+        seconds = (self.total_ms - (self.ttft_ms or 0)) / 1000 or self.total_ms / 1000
+        return round(tokens / seconds, 1) if seconds > 0 else None

@@ -1,0 +1,56 @@
+from asgiref.sync import async_to_sync
+from django.contrib import messages
+from django.http import HttpResponseBadRequest
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from playground.connections.forms import ConnectionForm
+from playground.connections.models import Connection, get_connection
+from playground.connections.services import test_connection
+
+
+def index(request):
+    connections = Connection.objects.for_user(request.user)
+    return render(request, "connections/index.html", {"connections": connections})
+
+
+@require_http_methods(["GET", "POST"])
+def create(request):
+    form = ConnectionForm(request.POST or None, instance=Connection(owner=request.user))
+    if request.method == "POST" and form.is_valid():
+        connection = form.save()
+        messages.success(request, f"Connection “{connection.name}” added.")
+        return redirect("connections:index")
+    return render(request, "connections/form.html", {"form": form})
+
+
+@require_http_methods(["GET", "POST"])
+def edit(request, pk):
+    connection = get_connection(request, pk)
+    if connection.is_local:
+        return HttpResponseBadRequest("The built-in Local connection cannot be edited.")
+    form = ConnectionForm(request.POST or None, instance=connection)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        messages.success(request, f"Connection “{connection.name}” saved.")
+        return redirect("connections:index")
+    return render(request, "connections/form.html", {"form": form, "connection": connection})
+
+
+@require_POST
+def delete(request, pk):
+    connection = get_connection(request, pk)
+    if connection.is_local:
+        return HttpResponseBadRequest("The built-in Local connection cannot be deleted.")
+    connection.delete()
+    messages.success(request, f"Connection “{connection.name}” deleted.")
+    return redirect("connections:index")
+
+
+@require_POST
+def test(request, pk):
+    connection = get_connection(request, pk)
+    async_to_sync(test_connection)(connection)
+    if request.htmx:
+        return render(request, "connections/index.html#connection-status", {"connection": connection})
+    return redirect("connections:index")

@@ -1,0 +1,201 @@
+"""Helpers shared by every view of the local API: error bodies (spec 7), bearer auth, JSON parsing,
+trace headers and the fault switch used by demos and tests.
+
+Error codes (the spec names only 20012 and 50505; the others follow the same numbering, our choice):
+20012 unknown model, 20015 invalid parameter value or limit, 20016 parameter not supported by the model,
+30001 account in arrears (402), 50000 unknown service error (500), 50505 model service overloaded (503).
+"""
+
+import asyncio
+import concurrent.futures
+import json
+import re
+import uuid
+from dataclasses import dataclass
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from playground.localapi import keys
+
+UNKNOWN_MODEL = 20012
+INVALID_PARAMETER = 20015
+UNSUPPORTED_PARAMETER = 20016
+ARREARS = 30001
+SERVICE_ERROR = 50000
+OVERLOADED = 50505
+RATE_LIMIT_TYPES = ("RPM", "RPD", "TPM", "TPD", "IPM", "IPD")
+_DEFAULT_CODES = {400: INVALID_PARAMETER, 402: ARREARS, 500: SERVICE_ERROR, 503: OVERLOADED}
+
+
+def new_trace_id() -> str:
+    return uuid.uuid4().hex
+
+
+def trace_headers(response: HttpResponse, trace_id: str | None = None) -> HttpResponse:
+    response["x-service-trace-id"] = trace_id or new_trace_id()
+    response["cache-control"] = "no-cache, no-store"
+    return response
+
+
+def error(status: int, message: str, code: int | None = None, data=None) -> JsonResponse:
+    """A JSON error `{code, message, data}` (400, 402, 500, 503)."""
+    body = {"code": code if code is not None else _DEFAULT_CODES.get(status, status * 100), "message": message}
+    body["data"] = data
+    return trace_headers(JsonResponse(body, status=status))
+
+
+def plain(status: int, text: str) -> HttpResponse:
+    """A plain-string body (401, 403, 404, 504)."""
+    return trace_headers(HttpResponse(text, status=status, content_type="text/plain; charset=utf-8"))
+
+
+def rate_limited(limit_type: str, retry_after: int = 5) -> JsonResponse:
+    """429 `{message, data}` naming which limit was hit, with Retry-After."""
+    limit_type = limit_type.upper()
+    response = JsonResponse(
+        {
+            "message": f"Rate limit reached: {limit_type} ({_LIMIT_NAMES.get(limit_type, limit_type)}). "
+            f"Retry after {retry_after} seconds.",
+            "data": limit_type,
+        },
+        status=429,
+    )
+    response["Retry-After"] = str(retry_after)
+    return trace_headers(response)
+
+
+_LIMIT_NAMES = {
+    "RPM": "requests per minute",
+    "RPD": "requests per day",
+    "TPM": "tokens per minute",
+    "TPD": "tokens per day",
+    "IPM": "images per minute",
+    "IPD": "images per day",
+}
+
+
+def _bearer(request: HttpRequest) -> str:
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _check_key(token: str) -> bool:
+    if _in_event_loop():
+        # Called from an async view: the first call may read the generated key from the database,
+        # which the ORM forbids on the event loop thread. Later calls hit the in-process cache.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(keys.is_valid, token).result()
+    return keys.is_valid(token)
+
+
+def authenticate(request: HttpRequest) -> str | HttpResponse:
+    """The owner hash of the request's bearer key, or a 401 plain-string response.
+
+    Works from sync and async views alike (no await needed).
+    """
+    token = _bearer(request)
+    if not token:
+        return plain(401, "Missing API key: send the header 'Authorization: Bearer <API_KEY>'.")
+    if not _check_key(token):
+        return plain(401, "Invalid API key: the key in the Authorization header is not valid.")
+    return keys.owner_of(token)
+
+
+def parse_json(request: HttpRequest) -> dict | HttpResponse:
+    """The JSON object in the request body, or a 400 response saying what is wrong with it."""
+    try:
+        body = json.loads(request.body or b"")
+    except (ValueError, UnicodeDecodeError) as exc:
+        return error(400, f"body: not valid JSON ({exc})")
+    if not isinstance(body, dict):
+        return error(400, "body: expected a JSON object")
+    return body
+
+
+@dataclass
+class Fault:
+    """A fault requested through `X-Local-Fault` or a `[fault:<value>]` directive in the last user message.
+
+    Status faults carry a ready `response`; stream faults carry `drop_after` / `malformed_after` (chunks)
+    or `stall` (seconds before the first token).
+    """
+
+    value: str
+    response: HttpResponse | None = None
+    drop_after: int | None = None
+    malformed_after: int | None = None
+    stall: float | None = None
+
+
+_DIRECTIVE = re.compile(r"\[fault:([a-z0-9.\-]+)\]", re.IGNORECASE)
+
+
+def _last_user_text(body) -> str:
+    messages = body.get("messages") if isinstance(body, dict) else None
+    if not isinstance(messages, list):
+        return ""
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role", "user") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            if isinstance(content, list):
+                return " ".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+            return ""
+    return ""
+
+
+def fault_directive(text: str) -> str | None:
+    match = _DIRECTIVE.search(text or "")
+    return match.group(1).lower() if match else None
+
+
+def strip_fault_directive(text: str) -> str:
+    return _DIRECTIVE.sub("", text).strip()
+
+
+def fault_for(request: HttpRequest, body=None) -> Fault | None:
+    """The fault this request asks for, if any (header first, then the chat directive)."""
+    value = (request.headers.get("X-Local-Fault") or "").strip().lower() or fault_directive(_last_user_text(body))
+    if not value:
+        return None
+    try:
+        retry_after = max(0, int(request.headers.get("X-Local-Retry-After", "5")))
+    except ValueError:
+        retry_after = 5
+    if value == "401":
+        return Fault(value, plain(401, "Invalid API key (fault injected by X-Local-Fault)."))
+    if value == "402":
+        return Fault(value, error(402, "Account in arrears: recharge before retrying (fault injected)."))
+    if value == "403":
+        return Fault(value, plain(403, "Forbidden: this model needs real-name verification (fault injected)."))
+    if value == "404":
+        return Fault(value, plain(404, "Not found (fault injected)."))
+    if value.startswith("429-") and value[4:].upper() in RATE_LIMIT_TYPES:
+        return Fault(value, rate_limited(value[4:], retry_after))
+    if value == "500":
+        return Fault(value, error(500, "Unknown service error (fault injected)."))
+    if value == "503":
+        response = error(503, "Model service overloaded, please retry later (fault injected).", code=OVERLOADED)
+        response["Retry-After"] = str(retry_after)
+        return Fault(value, response)
+    if value == "504":
+        return Fault(value, plain(504, "Gateway timeout: the model took too long to answer (fault injected)."))
+    for prefix, attr in (("drop-after-", "drop_after"), ("malformed-after-", "malformed_after")):
+        if value.startswith(prefix) and value[len(prefix) :].isdigit():
+            return Fault(value, **{attr: int(value[len(prefix) :])})
+    if value.startswith("stall-"):
+        try:
+            return Fault(value, stall=max(0.0, min(float(value[6:]), 600.0)))
+        except ValueError:
+            pass
+    return Fault(value, error(400, f"X-Local-Fault: unknown fault {value!r}", code=INVALID_PARAMETER))

@@ -1,0 +1,235 @@
+"""POST /audio/speech (spec 2.9) and the caller's reference voices (2.10).
+
+Speech: espeak-ng through engines/tts.py, encoded by engines/audio.py. With stream true (the default) the
+audio goes out sentence by sentence in a chunked response: a thread synthesizes and encodes, a bounded queue
+hands the bytes to the response, and closing the connection stops the synthesis (the stream then shows as
+"cancelled" in GET /debug/streams). Content types: audio/mpeg, audio/ogg (Opus), audio/wav, audio/pcm.
+
+Voices (shapes beyond the spec's list item are our choice, OpenAI-compatible in spirit):
+- GET /audio/voice/list -> `{"results": [{model, customName, text, uri}]}` for the caller's key; three voices
+  are seeded on a key's first listing. uri: `speech:<customName>:<12 hex of the key's owner hash>:<16 hex>`.
+- POST /uploads/audio/voice, multipart `file` (audio PyAV can decode, <= 10 MB, <= 30 s), `customName`
+  (`[a-zA-Z0-9_-]{1,64}`), `text` (the transcript), `model` (`local/tts`) -> `{id, uri, customName}`.
+- POST /audio/voice/deletions, JSON `{uri}` -> `{uri, deleted: true}`; an unknown uri (or another key's)
+  is a 400 (code 20015) naming the uri, like any invalid parameter.
+"""
+
+import asyncio
+import io
+import re
+import secrets
+
+import av
+from asgiref.sync import sync_to_async
+from django.contrib.auth.decorators import login_not_required
+from django.core.files.base import ContentFile
+from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from playground.localapi import ratelimit
+from playground.localapi import streams as stream_registry
+from playground.localapi.engines import tts
+from playground.localapi.engines.audio import CONTENT_TYPES
+from playground.localapi.http import (
+    authenticate,
+    error,
+    fault_for,
+    new_trace_id,
+    parse_json,
+    plain,
+    rate_limited,
+    trace_headers,
+)
+from playground.localapi.models import Voice
+from playground.localapi.registry import get_model
+
+MAX_UPLOAD_BYTES = 10 * 1024 * 1024
+MAX_UPLOAD_SECONDS = 30
+CUSTOM_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+SEED_VOICES = [
+    ("narrator", "The quick brown fox jumps over the lazy dog."),
+    ("host", "Welcome back to the show, it is good to have you here."),
+    ("guest", "Thanks for having me, I am happy to be on the show."),
+]
+
+
+class DroppedByFault(Exception):
+    """Raised mid-stream for the `drop-after-<N>` fault: the server closes the connection unfinished."""
+
+
+def _new_uri(owner: str, custom_name: str) -> str:
+    return f"speech:{custom_name}:{owner[:12]}:{secrets.token_hex(8)}"
+
+
+def _voices_of(owner: str):
+    return Voice.objects.filter(owner=owner, deleted=False)
+
+
+async def _seed(owner: str) -> None:
+    """A key's first listing creates its starting voices (deleted rows count: they are seeded once)."""
+    if await Voice.objects.filter(owner=owner).aexists():
+        return
+    await Voice.objects.abulk_create(
+        [
+            Voice(owner=owner, model=tts.MODEL_ID, custom_name=name, text=text, uri=_new_uri(owner, name))
+            for name, text in SEED_VOICES
+        ]
+    )
+
+
+async def _resolve(owner: str, voice_id: str, field: str) -> tts.VoiceSettings:
+    settings = tts.preset(voice_id)
+    if settings is not None:
+        return settings
+    if voice_id.startswith("speech:") and await _voices_of(owner).filter(uri=voice_id).aexists():
+        return tts.custom_voice_settings(voice_id)
+    raise tts.Invalid(f"{field}: must be one of {', '.join(tts.PRESET_IDS)} or the uri of one of your voices")
+
+
+def _speech_stream(job: tts.SpeechJob, fault, trace_id: str):
+    record = stream_registry.start(trace_id, tts.MODEL_ID)
+    drop_after = fault.drop_after if fault else None
+
+    async def body():
+        status = "failed"
+        try:
+            chunks = tts.in_thread(lambda cancelled: tts.encoded_chunks(job, stream=True, cancelled=cancelled))
+            async for chunk in chunks:
+                if drop_after is not None and record.chunks_sent >= drop_after:
+                    await chunks.aclose()
+                    raise DroppedByFault(f"connection dropped after {drop_after} chunks (X-Local-Fault)")
+                yield chunk
+                record.chunks_sent += 1
+            status = "completed"
+        except (asyncio.CancelledError, GeneratorExit):
+            status = "cancelled"
+            raise
+        finally:
+            stream_registry.finish(record, status)
+
+    return StreamingHttpResponse(body(), content_type=CONTENT_TYPES[job.response_format])
+
+
+@csrf_exempt
+@login_not_required
+async def speech(request):
+    if request.method != "POST":
+        return plain(405, "Method not allowed: use POST.")
+    owner = authenticate(request)
+    if isinstance(owner, HttpResponse):
+        return owner
+    body = parse_json(request)
+    if isinstance(body, HttpResponse):
+        return body
+    fault = fault_for(request, body)
+    if fault and fault.response is not None:
+        return fault.response
+    try:
+        params = tts.parse(body, get_model(body.get("model")))
+        fields = ["voice"] if len(params.voices) == 1 else ["references[0].audio", "references[1].audio"]
+        voices = [await _resolve(owner, v, f) for v, f in zip(params.voices, fields, strict=True)]
+    except tts.Invalid as exc:
+        return error(400, str(exc), code=exc.code)
+    limited = ratelimit.check(owner, params.input_tokens)
+    if limited:
+        return rate_limited(*limited)
+    job = tts.job_for(params, voices)
+    trace_id = new_trace_id()
+    if params.stream:
+        return trace_headers(_speech_stream(job, fault, trace_id), trace_id)
+    audio = await asyncio.to_thread(tts.render, job)
+    return trace_headers(HttpResponse(audio, content_type=CONTENT_TYPES[job.response_format]), trace_id)
+
+
+@csrf_exempt
+@login_not_required
+async def voice_list(request):
+    if request.method != "GET":
+        return plain(405, "Method not allowed: use GET.")
+    owner = authenticate(request)
+    if isinstance(owner, HttpResponse):
+        return owner
+    await _seed(owner)
+    results = [voice.as_dict() async for voice in _voices_of(owner).order_by("created", "id")]
+    return trace_headers(JsonResponse({"results": results}))
+
+
+def _audio_seconds(data: bytes) -> float:
+    """The duration of an audio file, decoding it whole; raises ValueError when it is not decodable audio."""
+    try:
+        with av.open(io.BytesIO(data)) as container:
+            if not container.streams.audio:
+                raise ValueError("no audio stream")
+            samples, rate = 0, 0
+            for frame in container.decode(audio=0):
+                samples += frame.samples
+                rate = frame.sample_rate
+                if rate and samples / rate > MAX_UPLOAD_SECONDS:
+                    break
+    except av.FFmpegError as exc:
+        raise ValueError(str(exc)) from exc
+    if not samples:
+        raise ValueError("no audio samples")
+    return samples / rate
+
+
+@csrf_exempt
+@login_not_required
+async def voice_upload(request):
+    if request.method != "POST":
+        return plain(405, "Method not allowed: use POST.")
+    owner = authenticate(request)
+    if isinstance(owner, HttpResponse):
+        return owner
+    fault = fault_for(request)
+    if fault and fault.response is not None:
+        return fault.response
+    upload = request.FILES.get("file")
+    custom_name = request.POST.get("customName", "")
+    text = request.POST.get("text", "")
+    model = request.POST.get("model", "")
+    if model != tts.MODEL_ID:
+        return error(400, f"model: must be {tts.MODEL_ID} (got {model!r})", code=tts.UNKNOWN_MODEL)
+    if not CUSTOM_NAME.fullmatch(custom_name):
+        return error(400, "customName: 1 to 64 characters among a-z, A-Z, 0-9, underscore and dash")
+    if not text.strip():
+        return error(400, "text: required, the transcript of the reference audio")
+    if upload is None:
+        return error(400, "file: required, an audio file (multipart field 'file')")
+    if upload.size > MAX_UPLOAD_BYTES:
+        return error(400, f"file: at most {MAX_UPLOAD_BYTES} bytes (10 MB; got {upload.size})")
+    data = await asyncio.to_thread(upload.read)
+    try:
+        seconds = await asyncio.to_thread(_audio_seconds, data)
+    except ValueError as exc:
+        return error(400, f"file: not a decodable audio file ({exc})")
+    if seconds > MAX_UPLOAD_SECONDS:
+        return error(400, f"file: at most {MAX_UPLOAD_SECONDS} seconds of audio")
+    uri = _new_uri(owner, custom_name)
+    voice = Voice(owner=owner, model=model, custom_name=custom_name, text=text, uri=uri)
+    await sync_to_async(voice.audio.save)(f"{uri.rsplit(':', 1)[1]}-{upload.name or 'voice'}", ContentFile(data))
+    return trace_headers(JsonResponse({"id": uri.rsplit(":", 1)[1], "uri": uri, "customName": custom_name}))
+
+
+@csrf_exempt
+@login_not_required
+async def voice_delete(request):
+    if request.method != "POST":
+        return plain(405, "Method not allowed: use POST.")
+    owner = authenticate(request)
+    if isinstance(owner, HttpResponse):
+        return owner
+    body = parse_json(request)
+    if isinstance(body, HttpResponse):
+        return body
+    uri = body.get("uri")
+    if not isinstance(uri, str) or not uri:
+        return error(400, "uri: required, the uri of one of your voices")
+    voice = await _voices_of(owner).filter(uri=uri).afirst()
+    if voice is None:
+        return error(400, f"uri: no voice {uri!r} for this key")
+    if voice.audio:
+        await sync_to_async(voice.audio.delete)(save=False)
+    voice.deleted = True
+    await voice.asave(update_fields=["deleted", "audio"])
+    return trace_headers(JsonResponse({"uri": uri, "deleted": True}))

@@ -1,0 +1,5 @@
+"""Websocket routes of every feature app, composed once for asgi.py."""
+
+from playground.chat.routing import websocket_urlpatterns as chat_routes
+
+websocket_urlpatterns = [*chat_routes]

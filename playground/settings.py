@@ -1,0 +1,195 @@
+"""Settings, driven by the environment.
+
+A fresh machine needs no configuration: SQLite, the in-memory channel layer and the embedded
+local API. `DATABASE_URL` and `REDIS_URL` switch to PostgreSQL and channels-redis.
+"""
+
+import os
+import secrets
+from pathlib import Path
+
+import dj_database_url
+from cryptography.fernet import Fernet
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+(BASE_DIR / "var").mkdir(exist_ok=True)
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    return os.environ.get(name, str(default)).strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+def persisted_secret(filename: str, make) -> str:
+    """A secret generated once for local runs and kept in an ignored file beside the project."""
+    path = BASE_DIR / filename
+    if not path.exists():
+        path.write_text(make())
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+DEBUG = env_bool("DJANGO_DEBUG")
+SECRET_KEY = os.environ.get("SECRET_KEY") or persisted_secret(".secret_key", lambda: secrets.token_urlsafe(50))
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+
+# Behind TLS (PLAYGROUND_HTTPS=true) every cookie is secure and HTTP redirects to HTTPS;
+# `manage.py check --deploy` passes in that mode.
+HTTPS = env_bool("PLAYGROUND_HTTPS")
+SECURE_SSL_REDIRECT = HTTPS
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_HSTS_SECONDS = 31536000 if HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
+SECURE_HSTS_PRELOAD = HTTPS
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if HTTPS else None
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "channels",
+    "django_htmx",
+    "template_partials",
+    "playground.accounts",
+    "playground.connections",
+    "playground.catalog",
+    "playground.localapi",
+    "playground.chat",
+    "playground.rerank",
+    "playground.speech",
+    "playground.batches",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "playground.urls"
+ASGI_APPLICATION = "playground.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+            "builtins": ["template_partials.templatetags.partials"],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.config(default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}", conn_max_age=0),
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The test database is a file so that a live daphne subprocess can share it with the test process.
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / "test-db.sqlite3")}
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "timeout": 20,
+        "transaction_mode": "IMMEDIATE",
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 30},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1500}}}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "accounts:login"
+LOGIN_REDIRECT_URL = "chat:index"
+LOGOUT_REDIRECT_URL = "accounts:login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT.mkdir(exist_ok=True)
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+# Serve straight from static/ too, so `make test` needs no collectstatic.
+WHITENOISE_USE_FINDERS = True
+
+# Saved audio clips, uploads and the local API's files live here.
+DATA_DIR = Path(os.environ.get("PLAYGROUND_DATA_DIR", BASE_DIR / "var"))
+MEDIA_ROOT = DATA_DIR / "media"
+DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+
+# Connection keys are encrypted with MultiFernet: newest key first, older keys still decrypt.
+# For local runs a generated key is kept in `.encryption_key` (ignored by git); production sets the variable.
+ENCRYPTION_KEYS = env_list("PLAYGROUND_ENCRYPTION_KEYS") or [
+    persisted_secret(".encryption_key", lambda: Fernet.generate_key().decode())
+]
+
+# Hosts users may point connections at (e.g. "api.example.com,*.example.org"). When unset, any public
+# host is allowed and private, loopback and link-local addresses are refused.
+ALLOWED_UPSTREAM_HOSTS = env_list("PLAYGROUND_ALLOWED_UPSTREAM_HOSTS")
+
+# The embedded local API on this same server; the built-in Local connection points here.
+PORT = int(os.environ.get("PORT", "8000"))
+LOCAL_API_BASE_URL = os.environ.get("LOCAL_API_BASE_URL", f"http://127.0.0.1:{PORT}/local/v1")
+LOCAL_API_KEYS = env_list("LOCAL_API_KEYS")
+# Generated tokens per second for the local demo models; 0 means unlimited (tests and benchmarks).
+LOCAL_API_TOKEN_RATE = float(os.environ.get("LOCAL_API_TOKEN_RATE", "40"))
+# Rate limits per key of the local API.
+LOCAL_API_RPM = int(os.environ.get("LOCAL_API_RPM", "600"))
+LOCAL_API_TPM = int(os.environ.get("LOCAL_API_TPM", "2000000"))
+
+# Upstream HTTP client.
+UPSTREAM_TIMEOUT = float(os.environ.get("PLAYGROUND_UPSTREAM_TIMEOUT", "120"))
+UPSTREAM_CONNECT_TIMEOUT = float(os.environ.get("PLAYGROUND_UPSTREAM_CONNECT_TIMEOUT", "10"))
+UPSTREAM_MAX_CONNECTIONS = int(os.environ.get("PLAYGROUND_UPSTREAM_MAX_CONNECTIONS", "500"))
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {"django.channels.server": {"level": "WARNING"}, "daphne": {"level": "WARNING"}},
+}

@@ -1,0 +1,305 @@
+"""The only module that talks HTTP to a provider (hosted, or the embedded local API over HTTP).
+
+One shared `httpx.AsyncClient` per event loop; the key is passed per call and never stored here.
+Every failure is raised as `UpstreamError`.
+"""
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import httpx
+from django.conf import settings
+from httpx_sse import SSEError, aconnect_sse
+
+from playground.upstream.errors import UpstreamError, limit_type_in
+from playground.upstream.guard import check_url
+
+log = logging.getLogger(__name__)
+
+_clients: dict[asyncio.AbstractEventLoop, httpx.AsyncClient] = {}
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where and how to call a provider. `trusted` skips the address check (the embedded local API)."""
+
+    base_url: str
+    api_key: str = field(repr=False)
+    trusted: bool = False
+    headers: tuple[tuple[str, str], ...] = ()
+
+    def url(self, path: str) -> str:
+        return self.base_url.rstrip("/") + "/" + path.lstrip("/")
+
+    def auth_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}", **dict(self.headers)}
+
+
+@dataclass
+class Result:
+    data: object
+    trace_id: str
+    status: int
+    headers: dict[str, str]
+
+
+def get_client() -> httpx.AsyncClient:
+    loop = asyncio.get_running_loop()
+    client = _clients.get(loop)
+    if client is None or client.is_closed:
+        client = httpx.AsyncClient(
+            timeout=httpx.Timeout(settings.UPSTREAM_TIMEOUT, connect=settings.UPSTREAM_CONNECT_TIMEOUT),
+            limits=httpx.Limits(
+                max_connections=settings.UPSTREAM_MAX_CONNECTIONS,
+                max_keepalive_connections=min(100, settings.UPSTREAM_MAX_CONNECTIONS),
+            ),
+            follow_redirects=False,
+        )
+        _clients[loop] = client
+    return client
+
+
+async def close_clients() -> None:
+    for loop, client in list(_clients.items()):
+        if loop is asyncio.get_running_loop():
+            await client.aclose()
+        _clients.pop(loop, None)
+
+
+def install_shutdown_hook() -> None:
+    """Close the shared client when daphne's reactor stops (daphne has no ASGI lifespan)."""
+    try:
+        from twisted.internet import defer, reactor
+    except ImportError:  # pragma: no cover - not under daphne
+        return
+    if not getattr(reactor, "_started", False) and not hasattr(reactor, "addSystemEventTrigger"):
+        return
+
+    def close():
+        return defer.Deferred.fromFuture(asyncio.ensure_future(close_clients()))
+
+    reactor.addSystemEventTrigger("before", "shutdown", close)
+
+
+async def _check(endpoint: Endpoint) -> None:
+    if not endpoint.trusted:
+        await check_url(endpoint.base_url)
+
+
+def _error_from_response(response: httpx.Response, body: bytes) -> UpstreamError:
+    text = body.decode("utf-8", errors="replace").strip()
+    message, code, data = text, None, None
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        error = parsed.get("error") if isinstance(parsed.get("error"), dict) else parsed
+        message = str(error.get("message") or text)
+        code = error.get("code") if isinstance(error.get("code"), int) else None
+        data = error.get("data")
+    elif isinstance(parsed, str):
+        message = parsed
+    retry_after = None
+    if response.headers.get("retry-after"):
+        try:
+            retry_after = float(response.headers["retry-after"])
+        except ValueError:
+            retry_after = None
+    return UpstreamError(
+        kind="http",
+        status=response.status_code,
+        message=message[:2000] or response.reason_phrase,
+        code=code,
+        data=data,
+        limit_type=limit_type_in(message) if response.status_code == 429 else None,
+        retry_after=retry_after,
+        trace_id=response.headers.get("x-service-trace-id", ""),
+    )
+
+
+def _transport_error(exc: httpx.HTTPError, url: str) -> UpstreamError:
+    host = httpx.URL(url).host
+    if isinstance(exc, httpx.TimeoutException):
+        return UpstreamError(kind="timeout", message=f"No answer from {host} in time ({type(exc).__name__}).")
+    if isinstance(exc, httpx.ConnectError | httpx.UnsupportedProtocol | httpx.InvalidURL):
+        return UpstreamError(kind="network", message=f"Cannot reach {host}: {exc or type(exc).__name__}.")
+    return UpstreamError(kind="stream", message=f"The connection to {host} broke: {exc or type(exc).__name__}.")
+
+
+async def request(endpoint: Endpoint, method: str, path: str, **kwargs) -> Result:
+    """One request that returns JSON (or raw bytes when the response is not JSON)."""
+    await _check(endpoint)
+    url = endpoint.url(path)
+    headers = {**endpoint.auth_headers(), **kwargs.pop("headers", {})}
+    try:
+        response = await get_client().request(method, url, headers=headers, **kwargs)
+    except httpx.HTTPError as exc:
+        raise _transport_error(exc, url) from None
+    if response.status_code >= 400:
+        raise _error_from_response(response, response.content)
+    data: object = response.content
+    if "json" in response.headers.get("content-type", ""):
+        try:
+            data = response.json()
+        except ValueError:
+            raise UpstreamError(kind="stream", message="The provider sent invalid JSON.") from None
+    return Result(
+        data=data,
+        trace_id=response.headers.get("x-service-trace-id", ""),
+        status=response.status_code,
+        headers=dict(response.headers),
+    )
+
+
+class ChatStream:
+    """The chunks of a streamed chat completion, parsed; ends at `[DONE]`."""
+
+    def __init__(self, source, response: httpx.Response):
+        self._source = source
+        self.response = response
+        self.trace_id = response.headers.get("x-service-trace-id", "")
+        self.done = False
+
+    async def __aiter__(self) -> AsyncIterator[dict]:
+        try:
+            async for event in self._source.aiter_sse():
+                if event.data.strip() == "[DONE]":
+                    self.done = True
+                    return
+                try:
+                    chunk = json.loads(event.data)
+                except ValueError:
+                    raise UpstreamError(
+                        kind="stream", message="The provider sent an unreadable chunk.", trace_id=self.trace_id
+                    ) from None
+                if isinstance(chunk, dict) and "error" in chunk and "choices" not in chunk:
+                    error = chunk["error"] if isinstance(chunk["error"], dict) else {"message": str(chunk["error"])}
+                    raise UpstreamError(
+                        kind="stream", message=str(error.get("message", "error")), trace_id=self.trace_id
+                    )
+                yield chunk
+        except httpx.HTTPError as exc:
+            error = _transport_error(exc, str(self.response.url))
+            error.kind = "stream" if error.kind == "network" else error.kind
+            error.trace_id = self.trace_id
+            raise error from None
+        except SSEError as exc:
+            raise UpstreamError(kind="stream", message=str(exc), trace_id=self.trace_id) from None
+        raise UpstreamError(
+            kind="stream", message="The stream ended before [DONE].", trace_id=self.trace_id
+        )
+
+
+@asynccontextmanager
+async def chat_stream(endpoint: Endpoint, body: dict, headers: dict | None = None):
+    """Stream a chat completion. Leaving the block (or cancelling the task) closes the upstream connection."""
+    await _check(endpoint)
+    url = endpoint.url("chat/completions")
+    try:
+        async with aconnect_sse(
+            get_client(),
+            "POST",
+            url,
+            json={**body, "stream": True},
+            headers={**endpoint.auth_headers(), **(headers or {})},
+        ) as source:
+            response = source.response
+            if response.status_code >= 400:
+                raise _error_from_response(response, await response.aread())
+            if "text/event-stream" not in response.headers.get("content-type", ""):
+                # Some providers answer a stream request with plain JSON; surface it as an error that says so.
+                raise UpstreamError(
+                    kind="stream",
+                    message="The provider did not answer with an event stream.",
+                    trace_id=response.headers.get("x-service-trace-id", ""),
+                )
+            yield ChatStream(source, response)
+    except httpx.HTTPError as exc:
+        raise _transport_error(exc, url) from None
+
+
+async def chat(endpoint: Endpoint, body: dict, headers: dict | None = None) -> Result:
+    return await request(endpoint, "POST", "chat/completions", json={**body, "stream": False}, headers=headers or {})
+
+
+async def rerank(endpoint: Endpoint, body: dict) -> Result:
+    return await request(endpoint, "POST", "rerank", json=body)
+
+
+@asynccontextmanager
+async def speech_stream(endpoint: Endpoint, body: dict, headers: dict | None = None):
+    """Synthesize speech; yields the httpx response, whose bytes are read with `aiter_bytes()`."""
+    await _check(endpoint)
+    url = endpoint.url("audio/speech")
+    try:
+        async with get_client().stream(
+            "POST", url, json=body, headers={**endpoint.auth_headers(), **(headers or {})}
+        ) as response:
+            if response.status_code >= 400:
+                raise _error_from_response(response, await response.aread())
+            yield response
+    except httpx.HTTPError as exc:
+        raise _transport_error(exc, url) from None
+
+
+async def iter_bytes(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The body of a streamed response; a broken connection becomes an UpstreamError of kind stream."""
+    try:
+        async for chunk in response.aiter_raw():
+            yield chunk
+    except httpx.HTTPError as exc:
+        error = _transport_error(exc, str(response.url))
+        error.kind = "stream"
+        error.trace_id = response.headers.get("x-service-trace-id", "")
+        raise error from None
+
+
+async def voices(endpoint: Endpoint) -> Result:
+    return await request(endpoint, "GET", "audio/voice/list")
+
+
+async def voice_upload(endpoint: Endpoint, *, audio: bytes, filename: str, custom_name: str, text: str, model: str):
+    return await request(
+        endpoint,
+        "POST",
+        "uploads/audio/voice",
+        data={"customName": custom_name, "text": text, "model": model},
+        files={"file": (filename, audio)},
+    )
+
+
+async def voice_delete(endpoint: Endpoint, uri: str) -> Result:
+    return await request(endpoint, "POST", "audio/voice/deletions", json={"uri": uri})
+
+
+async def models(endpoint: Endpoint) -> Result:
+    return await request(endpoint, "GET", "models")
+
+
+async def file_upload(endpoint: Endpoint, *, filename: str, content: bytes, purpose: str = "batch") -> Result:
+    return await request(endpoint, "POST", "files", data={"purpose": purpose}, files={"file": (filename, content)})
+
+
+async def file_content(endpoint: Endpoint, file_id: str) -> Result:
+    return await request(endpoint, "GET", f"files/{file_id}/content")
+
+
+async def batch_create(endpoint: Endpoint, body: dict) -> Result:
+    return await request(endpoint, "POST", "batches", json=body)
+
+
+async def batch_get(endpoint: Endpoint, batch_id: str) -> Result:
+    return await request(endpoint, "GET", f"batches/{batch_id}")
+
+
+async def batch_list(endpoint: Endpoint, **params) -> Result:
+    return await request(endpoint, "GET", "batches", params=params)
+
+
+async def batch_cancel(endpoint: Endpoint, batch_id: str) -> Result:
+    return await request(endpoint, "POST", f"batches/{batch_id}/cancel")

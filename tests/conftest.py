@@ -1,0 +1,166 @@
+"""Shared fixtures: the cast (alice owns things, bob must see none of them) and a live daphne server.
+
+The live server is a real daphne subprocess on a free port, sharing the test database (a file for
+SQLite, the `test_…` database on PostgreSQL), so tests can create objects through the ORM and then
+drive the server over real HTTP and websockets. It serves the embedded local API too, at
+`<url>/local/v1`, with the fixed test key below.
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCAL_API_TEST_KEY = "sk-local-test-0123456789abcdef"
+PASSWORD = "correct-horse-battery-staple"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def database_url() -> str:
+    """The URL of the test database as pytest-django created it."""
+    db = settings.DATABASES["default"]
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db['NAME']}"
+    user = db.get("USER") or ""
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    auth = f"{user}{password}@" if user else ""
+    return f"postgres://{auth}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+
+
+@dataclass
+class LiveServer:
+    url: str
+    port: int
+    process: subprocess.Popen
+    api_key: str = LOCAL_API_TEST_KEY
+
+    @property
+    def api_url(self) -> str:
+        return f"{self.url}/local/v1"
+
+    @property
+    def ws_url(self) -> str:
+        return self.url.replace("http://", "ws://")
+
+
+def server_env(port: int, **extra: str) -> dict[str, str]:
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(),
+        "PORT": str(port),
+        "LOCAL_API_BASE_URL": f"http://127.0.0.1:{port}/local/v1",
+        "LOCAL_API_KEYS": LOCAL_API_TEST_KEY,
+        "LOCAL_API_TOKEN_RATE": os.environ.get("LOCAL_API_TOKEN_RATE", "200"),
+        "PLAYGROUND_ALLOWED_UPSTREAM_HOSTS": "127.0.0.1,localhost",
+        "PLAYGROUND_ENCRYPTION_KEYS": ",".join(settings.ENCRYPTION_KEYS),
+        "SECRET_KEY": settings.SECRET_KEY,
+        "PLAYGROUND_DATA_DIR": str(settings.DATA_DIR),
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.update(extra)
+    return env
+
+
+def start_server(port: int, log_path: Path, **extra: str) -> subprocess.Popen:
+    log = open(log_path, "ab")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"],
+        cwd=ROOT,
+        env=server_env(port, **extra),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"daphne exited with {process.returncode}; see {log_path}")
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/accounts/login/", timeout=1)
+            return process
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError(f"daphne did not start within 30 s; see {log_path}")
+
+
+def stop_server(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture(scope="session")
+def live_server(django_db_setup, django_db_blocker, tmp_path_factory):
+    """One daphne process for the whole session, on a free port, sharing the test database."""
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("daphne") / "server.log"
+    process = start_server(port, log_path)
+    settings.LOCAL_API_BASE_URL = f"http://127.0.0.1:{port}/local/v1"
+    settings.LOCAL_API_KEYS = [LOCAL_API_TEST_KEY]
+    settings.ALLOWED_UPSTREAM_HOSTS = ["127.0.0.1", "localhost"]
+    server = LiveServer(url=f"http://127.0.0.1:{port}", port=port, process=process)
+    yield server
+    stop_server(process)
+    if os.environ.get("SHOW_SERVER_LOG"):
+        print(log_path.read_text(errors="replace"))
+
+
+@pytest.fixture(autouse=True)
+def seeded_catalog(request):
+    """Every test with a database sees the seeded model catalog, as `make run` does."""
+    uses_db = request.node.get_closest_marker("django_db") or {"db", "transactional_db", "live_server"} & set(
+        request.fixturenames
+    )
+    if uses_db:
+        request.getfixturevalue("_django_db_helper")
+        call_command("seed_catalog", verbosity=0)
+
+
+@pytest.fixture
+def alice(django_user_model):
+    return django_user_model.objects.create_user("alice", "alice@example.com", PASSWORD)
+
+
+@pytest.fixture
+def bob(django_user_model):
+    return django_user_model.objects.create_user("bob", "bob@example.com", PASSWORD)
+
+
+@pytest.fixture
+def alice_client(client, alice):
+    client.force_login(alice)
+    return client
+
+
+@pytest.fixture
+def bob_client(client, bob):
+    client.force_login(bob)
+    return client
+
+
+@pytest.fixture(autouse=True)
+def _live_server_helper(request):
+    """Replaces pytest-django's helper of the same name, which expects its own live_server object.
+
+    A test that uses our live_server still gets the transactional database the daphne subprocess can see.
+    """
+    if "live_server" in request.fixturenames:
+        request.getfixturevalue("transactional_db")
+    yield
