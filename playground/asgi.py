@@ -10,6 +10,7 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from playground.localapi.engines.batches import start_runner  # noqa: E402
 from playground.routing import websocket_urlpatterns  # noqa: E402
 from playground.upstream.client import install_shutdown_hook  # noqa: E402
 
@@ -20,3 +21,5 @@ application = ProtocolTypeRouter(
     }
 )
 install_shutdown_hook()
+# The local API runs its pending batches in every server process (each batch is claimed by exactly one).
+start_runner()

@@ -145,6 +145,13 @@ class ParamsForm(forms.Form):
             field_.widget.attrs.setdefault("data-param", param.name)
             self.fields[param.name] = field_
 
+    def groups(self) -> list[tuple[str, list]]:
+        """Bound fields grouped by their parameter's group, in order of first appearance (for the panels)."""
+        grouped: dict[str, list] = {}
+        for param in self.params:
+            grouped.setdefault(param.group, []).append(self[param.name])
+        return list(grouped.items())
+
     def request_values(self) -> dict:
         """The cleaned values that belong in the request body (unset ones are left to the provider's defaults)."""
         values = {}

@@ -1,3 +1,6 @@
+import json
+import re
+
 from django import forms
 from django.core.validators import MaxValueValidator
 
@@ -63,12 +66,8 @@ def chat_params_form(model, data=None, *, stored: dict | None = None) -> ParamsF
     form = params_form(model, CHAT_PARAMS, data)
     if model is not None and "max_tokens" in form.fields and model.max_output:
         field = form.fields["max_tokens"]
-        field.validators.append(
-            MaxValueValidator(
-                model.max_output,
-                message=f"max_tokens: must be at most {model.max_output} for {model.model_id}.",
-            )
-        )
+        field.validators.append(MaxValueValidator(model.max_output))
+        field.error_messages["max_value"] = f"max_tokens: must be at most {model.max_output} for {model.model_id}."
         field.widget.attrs["max"] = model.max_output
     return form
 
@@ -80,3 +79,32 @@ def stored_values(form: ParamsForm) -> dict:
         value = form.cleaned_data.get(param.name)
         values[param.name] = bool(value) if param.kind == "bool" else value
     return values
+
+
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+MAX_TOOLS = 128
+
+
+def parse_tools(text: str) -> list:
+    """The tools array from the panel's JSON editor, checked against spec 2.4a (errors name the field and limit)."""
+    if not text.strip():
+        return []
+    try:
+        tools = json.loads(text)
+    except ValueError as exc:
+        raise forms.ValidationError(f"tools: not valid JSON ({exc}).") from None
+    if not isinstance(tools, list):
+        raise forms.ValidationError("tools: must be a JSON array of tools.")
+    if len(tools) > MAX_TOOLS:
+        raise forms.ValidationError(f"tools: at most {MAX_TOOLS} functions are allowed (got {len(tools)}).")
+    for i, tool in enumerate(tools):
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(function, dict) or tool.get("type") != "function":
+            raise forms.ValidationError(f'tools[{i}]: must be {{"type": "function", "function": {{...}}}}.')
+        if not TOOL_NAME.match(str(function.get("name", ""))):
+            raise forms.ValidationError(
+                f"tools[{i}].function.name: a-z, A-Z, 0-9, underscore and dash only, at most 64 characters."
+            )
+        if "parameters" in function and not isinstance(function["parameters"], dict):
+            raise forms.ValidationError(f"tools[{i}].function.parameters: must be an object.")
+    return tools

@@ -6,4 +6,16 @@ app_name = "chat"
 
 urlpatterns = [
     path("", views.index, name="index"),
+    path("c/new/", views.create, name="create"),
+    path("c/search/", views.search, name="search"),
+    path("c/<int:pk>/", views.conversation, name="conversation"),
+    path("c/<int:pk>/rename/", views.rename, name="rename"),
+    path("c/<int:pk>/duplicate/", views.duplicate, name="duplicate"),
+    path("c/<int:pk>/delete/", views.delete, name="delete"),
+    path("c/<int:pk>/send/", views.send, name="send"),
+    path("c/<int:pk>/settings/", views.settings, name="settings"),
+    path("c/<int:pk>/panel/", views.panel, name="panel"),
+    path("c/<int:pk>/request/", views.request_preview, name="request_preview"),
+    path("c/<int:pk>/messages/<int:mid>/stop/", views.stop, name="stop"),
+    path("c/<int:pk>/messages/<int:mid>/retry/", views.retry, name="retry"),
 ]

@@ -1,5 +1,341 @@
-from django.shortcuts import render
+import json
+from dataclasses import dataclass, field
+
+from asgiref.sync import sync_to_async
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigger_client_event
+
+from playground.catalog.params import ParamsForm
+from playground.chat import services
+from playground.chat.forms import (
+    ComposerForm,
+    RenameForm,
+    SettingsForm,
+    chat_params_form,
+    parse_tools,
+    stored_values,
+)
+from playground.chat.models import CONTEXT_POLICIES, Conversation, Message, get_conversation
+from playground.chat.services import Turn
+from playground.connections.models import Connection, ensure_local_connection
+
+LIST_LIMIT = 100
 
 
+# ---------------------------------------------------------------- page context
+
+
+def _connections(user) -> list[Connection]:
+    connections = list(Connection.objects.for_user(user))
+    if not any(c.is_local for c in connections):
+        connections.insert(0, ensure_local_connection(user))
+    return connections
+
+
+def _panel(
+    request, conversation, thread=(), *, connection_id=None, model_id=None, form=None, errors=(), saved=False
+) -> dict:
+    """The parameter panel: the connection, its chat models, the selected model's parameters and the body."""
+    connections = _connections(request.user)
+    wanted = connection_id or (conversation.connection_id if conversation else None)
+    connection = next((c for c in connections if c.pk == wanted), None) or next(c for c in connections if c.is_local)
+    models = services.chat_models(connection)
+    if model_id is None:
+        model_id = conversation.model_id if conversation else ""
+    model = services.pick_model(models, model_id) or (models[0] if models else None)
+    stored = conversation.params if conversation else {}
+    if form is None:
+        form = chat_params_form(model, stored=stored)
+    draft = conversation or Conversation(owner=request.user)
+    chat_request = services.build_request(draft, model, list(thread), next_user="…", params=stored)
+    tools = stored.get("tools")
+    return {
+        "form": form,
+        "errors": list(errors),
+        "saved": saved,
+        "connections": connections,
+        "connection": connection,
+        "models": models,
+        "model": model,
+        "model_id": model.model_id if model else model_id,
+        "system_prompt": draft.system_prompt,
+        "context_policy": draft.context_policy,
+        "context_policies": CONTEXT_POLICIES,
+        "context_note": chat_request.note,
+        "request_preview": json.dumps(chat_request.body, indent=2, ensure_ascii=False),
+        "tools": json.dumps(tools, indent=2) if tools else "",
+    }
+
+
+def _page(request, conversation=None, **extra) -> dict:
+    services.recover_once()
+    query = request.GET.get("q", "")
+    thread = []
+    if conversation is not None:
+        services.mark_interrupted(conversation)
+        thread = list(conversation.messages.all())
+    context = {
+        "conversations": Conversation.objects.for_user(request.user).search(query)[:LIST_LIMIT],
+        "conversation": conversation,
+        "thread": thread,
+        "composer": ComposerForm(),
+        "panel": _panel(request, conversation, thread),
+        "query": query,
+    }
+    context.update(extra)
+    return context
+
+
+def _list(request, query: str = "") -> HttpResponse:
+    conversations = Conversation.objects.for_user(request.user).search(query)[:LIST_LIMIT]
+    return render(
+        request, "chat/index.html#conversation-list", {"conversations": conversations, "query": query}
+    )
+
+
+# ---------------------------------------------------------------- pages and conversation management
+
+
+@require_GET
 def index(request):
-    return render(request, "placeholder.html", {"title": "chat"})
+    return render(request, "chat/index.html", _page(request))
+
+
+@require_GET
+def conversation(request, pk):
+    return render(request, "chat/index.html", _page(request, get_conversation(request, pk)))
+
+
+@require_GET
+def search(request):
+    return _list(request, request.GET.get("q", ""))
+
+
+@require_POST
+def rename(request, pk):
+    conversation = get_conversation(request, pk)
+    form = RenameForm(request.POST)
+    if form.is_valid():
+        conversation.rename(form.cleaned_data["title"])
+    if request.htmx:
+        return _list(request)
+    return redirect("chat:conversation", pk=conversation.pk)
+
+
+@require_POST
+def duplicate(request, pk):
+    copy = get_conversation(request, pk).duplicate()
+    url = reverse("chat:conversation", args=[copy.pk])
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+@require_POST
+async def delete(request, pk):
+    conversation = await sync_to_async(get_conversation)(request, pk)
+    async for message in conversation.messages.filter(status=Message.STREAMING):
+        await services.request_stop(message.pk)
+    await conversation.adelete()
+    url = reverse("chat:index")
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+# ---------------------------------------------------------------- settings and parameters
+
+
+@dataclass
+class PanelProblems:
+    form: ParamsForm | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+def _apply_panel(request, conversation: Conversation) -> PanelProblems | None:
+    """Apply the settings and parameters posted with the form; returns what is invalid, if anything.
+
+    Only the fields present in the POST are changed, so the composer may post the panel along or not.
+    """
+    post = request.POST
+    connections = _connections(request.user)
+    settings_form = SettingsForm(post, connections=connections)
+    settings_form.is_valid()
+    cleaned = settings_form.cleaned_data
+    if "connection" in post and cleaned.get("connection"):
+        conversation.connection = next(c for c in connections if c.pk == cleaned["connection"])
+    if "model" in post and "model" in cleaned:
+        conversation.model_id = cleaned["model"]
+    if "system_prompt" in post and "system_prompt" in cleaned:
+        conversation.system_prompt = cleaned["system_prompt"]
+    if "context_policy" in post and cleaned.get("context_policy"):
+        conversation.context_policy = cleaned["context_policy"]
+    connection = conversation.connection or next(c for c in connections if c.is_local)
+    model = services.pick_model(services.chat_models(connection), conversation.model_id)
+    problems = PanelProblems()
+    params = dict(conversation.params)
+    if "tools" in post:
+        try:
+            params["tools"] = parse_tools(post["tools"])
+        except ValidationError as exc:
+            problems.errors.extend(exc.messages)
+    form = chat_params_form(model, post)
+    if any(name in post for name in form.fields):
+        if form.is_valid():
+            params.update(stored_values(form))
+        else:
+            problems.form = form
+    if problems.form or problems.errors:
+        return problems
+    conversation.params = params
+    return None
+
+
+def _panel_response(request, conversation, problems: PanelProblems | None = None, *, saved=False) -> HttpResponse:
+    thread = list(conversation.messages.all()) if conversation.pk else []
+    problems = problems or PanelProblems()
+    panel = _panel(request, conversation, thread, form=problems.form, errors=problems.errors, saved=saved)
+    return render(request, "chat/index.html#panel", {"conversation": conversation, "panel": panel})
+
+
+@require_POST
+def settings(request, pk):
+    conversation = get_conversation(request, pk)
+    problems = _apply_panel(request, conversation)
+    if problems is None:
+        conversation.save()
+    if request.htmx:
+        return _panel_response(request, conversation, problems, saved=problems is None)
+    return redirect("chat:conversation", pk=conversation.pk)
+
+
+@require_GET
+def panel(request, pk):
+    conversation = get_conversation(request, pk)
+    try:
+        connection_id = int(request.GET["connection"]) if request.GET.get("connection") else None
+    except ValueError:
+        raise Http404("No such connection.") from None
+    thread = list(conversation.messages.all())
+    context = {
+        "conversation": conversation,
+        "panel": _panel(request, conversation, thread, connection_id=connection_id, model_id=request.GET.get("model")),
+    }
+    return render(request, "chat/index.html#panel", context)
+
+
+@require_GET
+def request_preview(request, pk):
+    conversation = get_conversation(request, pk)
+    chat_request = services.preview_request(conversation, request.GET.get("content", ""))
+    return JsonResponse(chat_request.body, json_dumps_params={"indent": 2, "ensure_ascii": False})
+
+
+# ---------------------------------------------------------------- generations
+
+
+def _invalid(request, conversation, composer, problems) -> HttpResponse:
+    """Errors name the field and the limit; nothing is sent. htmx gets the form partial (status 200)."""
+    if problems is not None and conversation.pk:
+        response = _panel_response(request, conversation, problems)
+        target = "#panel"
+    else:
+        errors = list(problems.errors) if problems else []
+        if problems and problems.form:
+            errors += [e for errs in problems.form.errors.values() for e in errs]
+        context = {
+            "conversation": conversation if conversation.pk else None,
+            "composer": composer or ComposerForm(),
+            "send_errors": errors,
+        }
+        response = render(request, "chat/index.html#composer", context)
+        target = "#composer"
+    if request.htmx:
+        response = reswap(retarget(response, target), "outerHTML")
+    return response
+
+
+def _prepare_send(request, conversation: Conversation) -> Turn | HttpResponse:
+    composer = ComposerForm(request.POST)
+    invalid_params = _apply_panel(request, conversation)
+    if not composer.is_valid() or invalid_params is not None:
+        return _invalid(request, conversation, composer, invalid_params)
+    return services.prepare_turn(conversation, composer.cleaned_data["content"])
+
+
+def _sent(request, turn: Turn) -> HttpResponse:
+    if not request.htmx:
+        return redirect("chat:conversation", pk=turn.conversation.pk)
+    html = "".join(services.render_message(m) for m in (turn.user_message, turn.assistant) if m is not None)
+    return trigger_client_event(HttpResponse(html), "conversation-changed", {"id": turn.conversation.pk})
+
+
+@require_POST
+async def send(request, pk):
+    conversation = await sync_to_async(get_conversation)(request, pk)
+    outcome = await sync_to_async(_prepare_send)(request, conversation)
+    if isinstance(outcome, HttpResponse):
+        return outcome
+    await services.start_turn(outcome)
+    return await sync_to_async(_sent)(request, outcome)
+
+
+def _create(request):
+    conversation = Conversation(owner=request.user)
+    invalid_params = _apply_panel(request, conversation)
+    content = request.POST.get("content", "")
+    composer = ComposerForm(request.POST) if content.strip() else None
+    if invalid_params is not None or (composer is not None and not composer.is_valid()):
+        return _invalid(request, conversation, composer, invalid_params)
+    conversation.save()
+    return services.prepare_turn(conversation, composer.cleaned_data["content"]) if composer else conversation
+
+
+@require_POST
+async def create(request):
+    outcome = await sync_to_async(_create)(request)
+    if isinstance(outcome, HttpResponse):
+        return outcome
+    if isinstance(outcome, Turn):
+        await services.start_turn(outcome)
+        outcome = outcome.conversation
+    url = reverse("chat:conversation", args=[outcome.pk])
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+def _message(request, pk, mid) -> Message:
+    conversation = get_conversation(request, pk)
+    try:
+        return conversation.messages.select_related("conversation").get(pk=mid)
+    except Message.DoesNotExist:
+        raise Http404("No such message.") from None
+
+
+@require_POST
+async def stop(request, pk, mid):
+    message = await sync_to_async(_message)(request, pk, mid)
+    if message.status == Message.STREAMING:
+        await services.request_stop(message.pk)
+    if request.htmx:
+        return HttpResponse(status=204)
+    return redirect("chat:conversation", pk=pk)
+
+
+def _prepare_retry(request, pk, mid) -> Turn | HttpResponse:
+    message = _message(request, pk, mid)
+    if message.role != "assistant" or message.status not in (Message.ERROR, Message.STOPPED, Message.INTERRUPTED):
+        return HttpResponse("Only a failed, stopped or interrupted answer can be retried.", status=409)
+    return services.prepare_turn(message.conversation, None, replace=message)
+
+
+@require_POST
+async def retry(request, pk, mid):
+    """Regenerate an answer: the old one is replaced by a new placeholder (swap the article with the response)."""
+    outcome = await sync_to_async(_prepare_retry)(request, pk, mid)
+    if isinstance(outcome, HttpResponse):
+        return outcome
+    await services.start_turn(outcome)
+    if not request.htmx:
+        return redirect("chat:conversation", pk=pk)
+    return HttpResponse(await sync_to_async(services.render_message)(outcome.assistant))
+

@@ -89,7 +89,7 @@ def _in_event_loop() -> bool:
 
 
 def _check_key(token: str) -> bool:
-    if _in_event_loop():
+    if keys.needs_database() and _in_event_loop():
         # Called from an async view: the first call may read the generated key from the database,
         # which the ORM forbids on the event loop thread. Later calls hit the in-process cache.
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
@@ -149,7 +149,7 @@ def _last_user_text(body) -> str:
             if isinstance(content, str):
                 return content
             if isinstance(content, list):
-                return " ".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+                return " ".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
             return ""
     return ""
 

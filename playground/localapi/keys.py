@@ -32,6 +32,11 @@ def valid_keys() -> list[str]:
     return list(_generated)
 
 
+def needs_database() -> bool:
+    """Whether `valid_keys()` would query the database (only until the generated key is cached)."""
+    return not settings.LOCAL_API_KEYS and not _generated
+
+
 def default_key() -> str:
     return valid_keys()[0]
 

@@ -62,5 +62,6 @@ def rank_changes(base: RerankRun, other: RerankRun) -> list[dict]:
     rows = []
     for row in other.ranked():
         before = base_ranks.get(row["index"])
-        rows.append({**row, "before": before, "change": None if before is None else before - row["rank"]})
+        change = None if before is None else before - row["rank"]
+        rows.append({**row, "before": before, "change": change, "moved": abs(change or 0)})
     return rows

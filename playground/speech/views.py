@@ -1,5 +1,258 @@
-from django.shortcuts import render
+import asyncio
+import urllib.parse
+
+from asgiref.sync import async_to_sync, sync_to_async
+from django.contrib import messages
+from django.http import HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import reswap, retarget
+
+from playground.catalog.models import CatalogModel
+from playground.catalog.params import DEFAULT_SAMPLE_RATE, SAMPLE_RATES, SPEECH_INPUT_LIMIT
+from playground.connections.models import get_connection
+from playground.speech import services
+from playground.speech.audio import parse_range, wav_header
+from playground.speech.forms import PREVIEW_TEXT, SpeechForm, VoiceUploadForm
+from playground.speech.models import SpeechClip, aget_clip, get_clip
+from playground.upstream.errors import UpstreamError
 
 
+def _voices_for(connection) -> tuple[list[dict], UpstreamError | None]:
+    if connection is None:
+        return [], None
+    try:
+        return async_to_sync(services.list_voices)(connection), None
+    except UpstreamError as error:
+        return [], error
+
+
+def _form(request, data=None, initial=None) -> tuple[SpeechForm, UpstreamError | None]:
+    probe = SpeechForm(data, user=request.user, initial=initial)
+    voices, error = _voices_for(probe.connection)
+    return SpeechForm(data, user=request.user, initial=initial, custom_voices=voices), error
+
+
+def _context(request, form, voices_error=None, clip=None, error=None) -> dict:
+    return {
+        "form": form,
+        "voices_error": voices_error,
+        "clip": clip,
+        "error": error,
+        "clips": SpeechClip.objects.for_user(request.user)[:30],
+        "limit": SPEECH_INPUT_LIMIT,
+        "sample_rates": {fmt: list(rates) for fmt, rates in SAMPLE_RATES.items()},
+        "default_rates": DEFAULT_SAMPLE_RATE,
+    }
+
+
+def _initial_from(clip: SpeechClip) -> dict:
+    initial = {
+        "connection": clip.connection_id,
+        "model": clip.model,
+        "input": clip.text,
+        "voice": clip.voice,
+        "params": {"response_format": clip.response_format, "sample_rate": str(clip.sample_rate), **clip.params},
+    }
+    if clip.references:
+        initial["reference_1"] = clip.references[0].get("audio", "")
+        initial["reference_2"] = clip.references[1].get("audio", "") if len(clip.references) > 1 else ""
+    return initial
+
+
+@require_GET
 def index(request):
-    return render(request, "placeholder.html", {"title": "speech"})
+    initial = {key: request.GET[key] for key in ("connection", "model", "voice") if request.GET.get(key)}
+    if request.GET.get("reuse"):
+        initial = _initial_from(get_clip(request, request.GET["reuse"]))
+    form, voices_error = _form(request, initial=initial)
+    return render(request, "speech/index.html", _context(request, form, voices_error))
+
+
+@require_GET
+def clip_detail(request, pk):
+    clip = get_clip(request, pk)
+    form, voices_error = _form(request, initial=_initial_from(clip))
+    return render(request, "speech/index.html", _context(request, form, voices_error, clip=clip))
+
+
+@require_GET
+def fields(request):
+    """The model and voice pickers for the chosen connection (htmx)."""
+    form, voices_error = _form(request, initial={k: request.GET.get(k) for k in ("connection", "model")})
+    return render(request, "speech/index.html#voice-fields", {"form": form, "voices_error": voices_error})
+
+
+@require_POST
+async def create(request):
+    """Start a clip and answer with the player, whose source is the clip's live stream."""
+    user = await request.auser()
+    form, voices_error = await sync_to_async(_form)(request, data=request.POST)
+    if not await sync_to_async(form.is_valid)():
+        response = await sync_to_async(render)(
+            request, "speech/index.html#speech-form", await sync_to_async(_context)(request, form, voices_error)
+        )
+        return reswap(retarget(response, "#speech-form"), "outerHTML") if request.htmx else response
+    try:
+        clip = await services.start_clip(owner=user, **form.clip_fields())
+    except UpstreamError as error:
+        context = await sync_to_async(_context)(request, form, voices_error, error=error)
+        template = "speech/index.html#result" if request.htmx else "speech/index.html"
+        return await sync_to_async(render)(request, template, context)
+    if not request.htmx:
+        return redirect("speech:clip", clip.pk)
+    context = await sync_to_async(_context)(request, form, voices_error, clip=clip)
+    return await sync_to_async(render)(request, "speech/index.html#result", context)
+
+
+@require_GET
+async def stream(request, pk):
+    """The clip as it arrives (and, once complete, as it is): what the page's player plays."""
+    clip = await aget_clip(request, pk)
+    content_type = "audio/wav" if clip.response_format == "pcm" else clip.content_type
+    response = StreamingHttpResponse(services.tail(clip), content_type=content_type)
+    response["Cache-Control"] = "no-store"
+    response["X-Accel-Buffering"] = "no"
+    return response
+
+
+@require_GET
+def status(request, pk):
+    clip = get_clip(request, pk)
+    return render(request, "speech/_clip_status.html", {"clip": clip})
+
+
+@require_GET
+async def download(request, pk, variant=""):
+    """The saved file with Range support; `wav` of a pcm clip adds a WAV header built from its sample rate."""
+    clip = await aget_clip(request, pk)
+    if clip.streaming:
+        return HttpResponse("The clip is still arriving: download it once it is complete.", status=409,
+                            content_type="text/plain")
+    if variant == "wav" and clip.response_format != "pcm":
+        variant = ""
+    try:
+        size = (await _stat(clip)).st_size
+    except FileNotFoundError:
+        return HttpResponse("The audio file of this clip is missing.", status=410, content_type="text/plain")
+    prefix = wav_header(clip.sample_rate, size) if variant == "wav" else b""
+    total = len(prefix) + size
+    content_type = "audio/wav" if variant == "wav" else clip.content_type
+    filename = clip.download_name("wav" if variant == "wav" else None)
+    wanted = parse_range(request.headers.get("Range", ""), total)
+    if wanted is False:
+        response = HttpResponse(status=416)
+        response["Content-Range"] = f"bytes */{total}"
+        return response
+    start, end = wanted if wanted else (0, total - 1)
+    response = StreamingHttpResponse(
+        services.read_range(clip.path, prefix, start, end), status=206 if wanted else 200, content_type=content_type
+    )
+    response["Content-Length"] = str(max(0, end - start + 1))
+    if wanted:
+        response["Content-Range"] = f"bytes {start}-{end}/{total}"
+    response["Accept-Ranges"] = "bytes"
+    disposition = "inline" if request.GET.get("inline") else "attachment"
+    response["Content-Disposition"] = f"{disposition}; filename=\"{filename}\"; filename*=UTF-8''{urllib.parse.quote(filename)}"
+    return response
+
+
+async def _stat(clip):
+    return await asyncio.to_thread(clip.path.stat)
+
+
+@require_POST
+def delete(request, pk):
+    services.delete_clip(get_clip(request, pk))
+    if request.htmx:
+        return HttpResponse("")
+    return redirect("speech:index")
+
+
+# --- voices --------------------------------------------------------------------------------------
+
+
+def _voices_page(request, connection, upload_form=None, error=None, status=200):
+    voices, list_error = _voices_for(connection)
+    return render(
+        request,
+        "speech/voices.html",
+        {
+            "connection": connection,
+            "connections": request.user.connections.all(),
+            "voices": voices,
+            "error": error or list_error,
+            "upload_form": upload_form or VoiceUploadForm(),
+            "models": _speech_models(connection),
+        },
+        status=status,
+    )
+
+
+def _speech_models(connection):
+    return list(CatalogModel.objects.for_connection(connection, kind="speech")) if connection else []
+
+
+def _connection_from(request, source):
+    pk = source.get("connection")
+    if pk:
+        return get_connection(request, pk)
+    return request.user.connections.order_by("-is_local", "name").first()
+
+
+@require_GET
+def voices(request):
+    return _voices_page(request, _connection_from(request, request.GET))
+
+
+@require_POST
+def voice_upload(request):
+    connection = _connection_from(request, request.POST)
+    form = VoiceUploadForm(request.POST, request.FILES)
+    models = _speech_models(connection)
+    model = request.POST.get("model") or (models[0].model_id if models else "")
+    if not form.is_valid():
+        return _voices_page(request, connection, upload_form=form)
+    audio = form.cleaned_data["audio"]
+    try:
+        created = async_to_sync(services.upload_voice)(
+            connection, audio=audio.read(), filename=audio.name, custom_name=form.cleaned_data["custom_name"],
+            text=form.cleaned_data["text"], model=model,
+        )
+    except UpstreamError as error:
+        return _voices_page(request, connection, upload_form=form, error=error)
+    messages.success(request, f"Voice {created.get('customName') or form.cleaned_data['custom_name']} created.")
+    return redirect(f"{reverse('speech:voices')}?connection={connection.pk}")
+
+
+@require_POST
+def voice_delete(request):
+    connection = _connection_from(request, request.POST)
+    uri = request.POST.get("uri", "")
+    try:
+        async_to_sync(services.delete_voice)(connection, uri)
+    except UpstreamError as error:
+        return _voices_page(request, connection, error=error)
+    messages.success(request, "Voice deleted.")
+    return redirect(f"{reverse('speech:voices')}?connection={connection.pk}")
+
+
+@require_POST
+async def voice_preview(request):
+    """Synthesize a short sample with a custom voice; answers with a player (htmx) or the clip's page."""
+    user = await request.auser()
+    connection = await sync_to_async(_connection_from)(request, request.POST)
+    models = await sync_to_async(services_models)(connection)
+    try:
+        clip = await services.start_clip(
+            owner=user, connection=connection, model=request.POST.get("model") or models[0].model_id,
+            text=PREVIEW_TEXT, voice=request.POST.get("uri", ""), response_format="mp3", sample_rate=44100,
+        )
+    except (UpstreamError, IndexError) as error:
+        if isinstance(error, IndexError):
+            error = UpstreamError(kind="http", status=400, message="This connection has no speech model.")
+        return await sync_to_async(render)(request, "rerank/_error.html", {"error": error})
+    if not request.htmx:
+        return redirect("speech:clip", clip.pk)
+    return await sync_to_async(render)(request, "speech/_player.html", {"clip": clip, "compact": True})

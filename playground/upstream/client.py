@@ -143,7 +143,9 @@ async def request(endpoint: Endpoint, method: str, path: str, **kwargs) -> Resul
     if response.status_code >= 400:
         raise _error_from_response(response, response.content)
     data: object = response.content
-    if "json" in response.headers.get("content-type", ""):
+    media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    # JSON Lines (application/jsonl, a batch file) is bytes for the caller, not one JSON document.
+    if media_type == "application/json" or media_type.endswith("+json"):
         try:
             data = response.json()
         except ValueError:

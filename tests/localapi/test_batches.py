@@ -184,7 +184,9 @@ def test_a_batch_where_nothing_fails_has_no_error_file(live_server, file_id):
 
 def hold(batch_id: str) -> None:
     """Make the batch look taken by a live worker, so no runner touches it until `release`."""
-    Batch.objects.filter(pk=batch_id).update(worker="test-hold", heartbeat=engine.timezone.now() + engine.timedelta(hours=1))
+    Batch.objects.filter(pk=batch_id).update(
+        worker="test-hold", heartbeat=engine.timezone.now() + engine.timedelta(hours=1)
+    )
 
 
 def release(batch_id: str) -> None:

@@ -101,7 +101,11 @@ INVALID = [
         ["tools[0].function.name", "64"],
     ),
     (
-        {"model": "local/tools", "tools": [GET_WEATHER], "tool_choice": {"type": "function", "function": {"name": "nope"}}},
+        {
+            "model": "local/tools",
+            "tools": [GET_WEATHER],
+            "tool_choice": {"type": "function", "function": {"name": "nope"}},
+        },
         20015,
         ["tool_choice"],
     ),
@@ -146,7 +150,9 @@ def test_reasoning_effort_low_and_medium_map_to_high_and_xhigh_to_max(api):
         assert response.status_code == 200, (effort, response.text)
     short = chat(api, "why is the sky blue", model="local/reasoner-effort", reasoning_effort="low").json()
     long = chat(api, "why is the sky blue", model="local/reasoner-effort", reasoning_effort="xhigh").json()
-    assert len(long["choices"][0]["message"]["reasoning_content"]) > len(short["choices"][0]["message"]["reasoning_content"])
+    assert len(long["choices"][0]["message"]["reasoning_content"]) > len(
+        short["choices"][0]["message"]["reasoning_content"]
+    )
 
 
 def test_tool_choice_auto_and_none_are_accepted(api):
@@ -356,12 +362,18 @@ def test_after_a_tool_result_the_model_answers_with_it(api):
             "role": "assistant",
             "content": None,
             "tool_calls": [
-                {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                }
             ],
         },
         {"role": "tool", "tool_call_id": "call_1", "content": '{"temperature": 18, "condition": "sunny"}'},
     ]
-    body = api.post("/chat/completions", json={"model": "local/tools", "messages": messages, "tools": [GET_WEATHER]}).json()
+    body = api.post(
+        "/chat/completions", json={"model": "local/tools", "messages": messages, "tools": [GET_WEATHER]}
+    ).json()
     choice = body["choices"][0]
     assert choice["finish_reason"] == "stop"
     assert "get_weather" in choice["message"]["content"]

@@ -37,7 +37,9 @@ def upload(server, data: bytes, purpose: str = "batch", filename: str = "request
 
 
 def get(server, path: str, key: str | None = None) -> httpx.Response:
-    return httpx.get(f"{server.api_url}{path}", headers={"Authorization": f"Bearer {key or server.api_key}"}, timeout=30)
+    return httpx.get(
+        f"{server.api_url}{path}", headers={"Authorization": f"Bearer {key or server.api_key}"}, timeout=30
+    )
 
 
 def test_an_uploaded_file_is_returned_as_an_openai_file_object(live_server):
@@ -87,7 +89,10 @@ def test_an_upload_without_a_file_is_refused(live_server):
         (json.dumps(line("x", url="/v1/embeddings")), "line 2: url must be /v1/chat/completions"),
         (json.dumps(line("x", method="GET")), "line 2: method must be POST"),
         (json.dumps(line("x", body="hello")), "line 2: body must be a JSON object"),
-        (json.dumps(line("x", body={"messages": [{"role": "user", "content": "hi"}]})), "line 2: body.model is required"),
+        (
+            json.dumps(line("x", body={"messages": [{"role": "user", "content": "hi"}]})),
+            "line 2: body.model is required",
+        ),
         (json.dumps(line("x", body={"model": "local/chat"})), "line 2: body.messages is required"),
         (json.dumps(line("x" * 513)), "line 2: custom_id is longer than the limit of 512"),
     ],

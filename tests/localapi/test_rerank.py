@@ -155,7 +155,9 @@ def test_thousands_of_documents_are_ranked_quickly(live_server):
     documents = [f"Document {i} is about topic {i % 97} and subject {i % 13}." for i in range(4000)]
     documents[2500] = "The needle: a rare haystack needle found here."
     started = time.monotonic()
-    response = post(live_server, {"model": "local/reranker", "query": "haystack needle", "documents": documents, "top_n": 3})
+    response = post(
+        live_server, {"model": "local/reranker", "query": "haystack needle", "documents": documents, "top_n": 3}
+    )
     elapsed = time.monotonic() - started
     assert response.json()["results"][0]["index"] == 2500
     assert elapsed < 5
@@ -172,6 +174,8 @@ def test_a_wrong_key_is_401_plain_text(live_server):
 
 
 def test_status_faults_are_honoured(live_server):
-    response = post(live_server, {"model": "local/reranker", "query": "q", "documents": ["d"]}, **{"X-Local-Fault": "503"})
+    response = post(
+        live_server, {"model": "local/reranker", "query": "q", "documents": ["d"]}, **{"X-Local-Fault": "503"}
+    )
     assert response.status_code == 503
     assert response.json()["code"] == 50505

@@ -159,7 +159,15 @@ def test_invalid_requests_are_400_naming_the_field_and_limit(live_server, body, 
 
 
 def test_the_longest_input_within_the_token_budget_is_accepted(live_server):
-    assert post(live_server, {"input": "a" * 128000, "stream": True, "max_tokens": 1}).status_code == 200
+    text = ("Word " * 25600)[:128000]
+    with httpx.stream(
+        "POST",
+        f"{live_server.api_url}/audio/speech",
+        json={"model": "local/tts", "input": text, "max_tokens": 1},
+        headers={"Authorization": f"Bearer {live_server.api_key}"},
+    ) as response:
+        assert response.status_code == 200
+        assert next(response.iter_raw())
 
 
 def test_voice_and_references_together_are_400(live_server):
@@ -217,7 +225,7 @@ def test_the_presets_sound_distinct(live_server):
 
 
 def test_a_stream_arrives_in_several_chunks_the_first_well_before_the_end(live_server):
-    text = " ".join(f"This is sentence number {i} of a rather long text." for i in range(80))
+    text = " ".join(f"This is sentence number {i} of a rather long text." for i in range(30))
     arrivals = []
     started = time.monotonic()
     with httpx.stream(
@@ -236,7 +244,7 @@ def test_a_stream_arrives_in_several_chunks_the_first_well_before_the_end(live_s
             data += chunk
     assert len(arrivals) >= 5
     assert arrivals[0] < arrivals[-1] / 3
-    assert decode(data)[3] > 60
+    assert decode(data)[3] > 60  # 30 sentences of about 3 s each
 
 
 def test_closing_the_connection_stops_the_synthesis(live_server):
@@ -260,18 +268,20 @@ def test_closing_the_connection_stops_the_synthesis(live_server):
 
 def test_the_drop_after_fault_cuts_the_stream(live_server):
     text = " ".join(f"Sentence {i}." for i in range(40))
-    received = []
-    with pytest.raises(httpx.HTTPError):  # noqa: PT012
-        with httpx.stream(
-            "POST",
-            f"{live_server.api_url}/audio/speech",
-            json={"model": "local/tts", "input": text, "response_format": "pcm"},
-            headers={"Authorization": f"Bearer {live_server.api_key}", "X-Local-Fault": "drop-after-3"},
-        ) as response:
-            assert response.status_code == 200
-            for chunk in response.iter_raw():
-                received.append(chunk)
-    assert received
+    headers = {"Authorization": f"Bearer {live_server.api_key}"}
+    body = {"model": "local/tts", "input": text, "response_format": "pcm"}
+    full = httpx.post(f"{live_server.api_url}/audio/speech", json=body, headers=headers, timeout=60)
+    cut = httpx.post(
+        f"{live_server.api_url}/audio/speech",
+        json=body,
+        headers={**headers, "X-Local-Fault": "drop-after-3"},
+        timeout=60,
+    )
+    assert cut.status_code == 200
+    assert 0 < len(cut.content) < len(full.content) / 5
+    streams = httpx.get(f"{live_server.api_url}/debug/streams", headers=headers).json()["recent"]
+    record = next(s for s in streams if s["trace_id"] == cut.headers["x-service-trace-id"])
+    assert (record["status"], record["chunks_sent"]) == ("failed", 3)
 
 
 def test_status_faults_are_honoured(live_server):

@@ -79,7 +79,8 @@ def max_concurrent() -> int:
 
 
 def new_id(prefix: str) -> str:
-    return f"{prefix}{uuid.uuid4().hex[:24]}"
+    """Ids sort in creation order (nanosecond clock first), which the list pagination relies on."""
+    return f"{prefix}{time.time_ns():016x}{uuid.uuid4().hex[:8]}"
 
 
 # --- Input files -----------------------------------------------------------------------------------------------
@@ -621,9 +622,13 @@ async def _execute(batch: Batch, request: BatchRequest) -> tuple[bool, dict]:
 
 
 async def _complete(body: dict, owner: str) -> tuple[int, dict]:
-    from playground.localapi.views import chat
+    """One request of a batch: the chat engine's non-streaming path, in-process (no faults, no rate limits)."""
+    from playground.localapi.engines import chat
 
-    complete = chat.complete_for_batch
-    if asyncio.iscoroutinefunction(complete):
-        return await complete(body, owner)
-    return await sync_to_async(complete, thread_sensitive=False)(body, owner)
+    try:
+        prepared = await chat.prepare({**body, "stream": False})
+    except chat.InvalidRequest as exc:
+        return exc.status, {"code": exc.code, "message": exc.message, "data": None}
+    choices = await asyncio.to_thread(chat.run, prepared)
+    usage = chat.usage(prepared, choices, 0)
+    return 200, chat.completion(prepared, choices, usage)

@@ -223,11 +223,12 @@ def encoded_chunks(job: SpeechJob, *, stream: bool, cancelled: threading.Event |
         yield tail
 
 
-def render(job: SpeechJob) -> bytes:
+def render(job: SpeechJob, cancelled: threading.Event | None = None) -> bytes:
     """The whole clip at once (stream false); WAV then carries its exact sizes."""
     encoder = Encoder(job.response_format, job.sample_rate, gain_db=job.gain, stream=False)
     for speaker, sentence in segments(job.text):
-        encoder.encode(engine.synthesize(sentence, job.speaker1 if speaker == 1 else job.speaker2, speed=job.speed))
+        voice = job.speaker1 if speaker == 1 else job.speaker2
+        encoder.encode(engine.synthesize(sentence, voice, speed=job.speed, cancelled=cancelled))
     return encoder.finish()
 
 

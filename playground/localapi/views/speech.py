@@ -12,12 +12,17 @@ Voices (shapes beyond the spec's list item are our choice, OpenAI-compatible in 
   (`[a-zA-Z0-9_-]{1,64}`), `text` (the transcript), `model` (`local/tts`) -> `{id, uri, customName}`.
 - POST /audio/voice/deletions, JSON `{uri}` -> `{uri, deleted: true}`; an unknown uri (or another key's)
   is a 400 (code 20015) naming the uri, like any invalid parameter.
+
+Faults (`X-Local-Fault`): the status faults answer before any synthesis; `drop-after-<N>` ends a stream after
+N audio chunks (recorded as "failed" in /debug/streams).
 """
 
 import asyncio
 import io
+import logging
 import re
 import secrets
+import threading
 
 import av
 from asgiref.sync import sync_to_async
@@ -43,6 +48,7 @@ from playground.localapi.http import (
 from playground.localapi.models import Voice
 from playground.localapi.registry import get_model
 
+logger = logging.getLogger(__name__)
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
 MAX_UPLOAD_SECONDS = 30
 CUSTOM_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
@@ -51,10 +57,6 @@ SEED_VOICES = [
     ("host", "Welcome back to the show, it is good to have you here."),
     ("guest", "Thanks for having me, I am happy to be on the show."),
 ]
-
-
-class DroppedByFault(Exception):
-    """Raised mid-stream for the `drop-after-<N>` fault: the server closes the connection unfinished."""
 
 
 def _new_uri(owner: str, custom_name: str) -> str:
@@ -96,14 +98,19 @@ def _speech_stream(job: tts.SpeechJob, fault, trace_id: str):
             chunks = tts.in_thread(lambda cancelled: tts.encoded_chunks(job, stream=True, cancelled=cancelled))
             async for chunk in chunks:
                 if drop_after is not None and record.chunks_sent >= drop_after:
+                    # daphne cannot abort a response once started, so the "drop" is an early end of the
+                    # chunked body (as in chat): the client gets the first N chunks and no more audio.
                     await chunks.aclose()
-                    raise DroppedByFault(f"connection dropped after {drop_after} chunks (X-Local-Fault)")
+                    return
                 yield chunk
                 record.chunks_sent += 1
             status = "completed"
         except (asyncio.CancelledError, GeneratorExit):
             status = "cancelled"
             raise
+        except Exception:
+            # Headers are gone already: end the body (daphne would otherwise keep the connection hanging).
+            logger.exception("speech stream %s failed", trace_id)
         finally:
             stream_registry.finish(record, status)
 
@@ -137,7 +144,12 @@ async def speech(request):
     trace_id = new_trace_id()
     if params.stream:
         return trace_headers(_speech_stream(job, fault, trace_id), trace_id)
-    audio = await asyncio.to_thread(tts.render, job)
+    cancelled = threading.Event()
+    try:
+        audio = await asyncio.to_thread(tts.render, job, cancelled)
+    except asyncio.CancelledError:
+        cancelled.set()  # the client went away: stop synthesizing
+        raise
     return trace_headers(HttpResponse(audio, content_type=CONTENT_TYPES[job.response_format]), trace_id)
 
 

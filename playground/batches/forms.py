@@ -1,0 +1,165 @@
+import re
+
+from django import forms
+
+from playground.catalog.models import CatalogModel
+from playground.connections.models import Connection
+
+# The local API reads the spec's contradictory bounds ("maximum 24 hours, minimum 336 hours") as one
+# interval, 24h to 336h (see localapi/engines/batches.py); we validate the same before sending.
+WINDOW_MIN_HOURS = 24
+WINDOW_MAX_HOURS = 336
+WINDOW_RE = re.compile(r"^([1-9][0-9]*)h$")
+METADATA_MAX_PAIRS = 16
+METADATA_MAX_KEY = 64
+METADATA_MAX_VALUE = 512
+MAX_PROMPTS = 1000
+MAX_FILE_BYTES = 100 * 1024 * 1024
+SOURCES = [("prompts", "Write prompts"), ("upload", "Upload a JSONL file")]
+
+
+class BatchForm(forms.Form):
+    connection = forms.ModelChoiceField(queryset=Connection.objects.none(), empty_label=None)
+    source = forms.ChoiceField(choices=SOURCES, initial="prompts", widget=forms.RadioSelect)
+    model = forms.CharField(required=False, max_length=200)
+    prompts = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 5, "placeholder": "One prompt per line"}),
+        help_text=f"One request per non-empty line (at most {MAX_PROMPTS}); ids are request-1, request-2, …",
+    )
+    system = forms.CharField(
+        label="System prompt",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "Optional, sent with every prompt"}),
+    )
+    max_tokens = forms.IntegerField(label="Max tokens", required=False, min_value=1, max_value=32768)
+    file = forms.FileField(
+        label="Requests file (.jsonl)",
+        required=False,
+        widget=forms.FileInput(attrs={"accept": ".jsonl,.json,.txt,application/jsonl"}),
+        help_text='One request per line: {"custom_id", "method": "POST", "url": "/v1/chat/completions", "body"}.',
+    )
+    completion_window = forms.CharField(
+        label="Completion window",
+        initial="24h",
+        max_length=8,
+        help_text=f"Hours: {WINDOW_MIN_HOURS}h to {WINDOW_MAX_HOURS}h.",
+    )
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        connections = Connection.objects.for_user(user)
+        self.fields["connection"].queryset = connections
+        chosen = self._chosen_connection(connections)
+        self.model_choices = (
+            list(CatalogModel.objects.for_connection(chosen, kind="chat").values_list("model_id", flat=True))
+            if chosen
+            else []
+        )
+        if self.model_choices:
+            self.fields["model"].widget = forms.Select(choices=[(m, m) for m in self.model_choices])
+        else:
+            self.fields["model"].widget.attrs["placeholder"] = "model id, e.g. local/chat"
+        self.metadata_rows = self._metadata_rows()
+
+    def _chosen_connection(self, connections):
+        pk = self.data.get("connection") if self.is_bound else self.initial.get("connection")
+        if pk:
+            found = connections.filter(pk=pk).first() if str(pk).isdigit() else None
+            if found:
+                return found
+        return connections.first()
+
+    def _metadata_rows(self) -> list[tuple[str, str]]:
+        if not self.is_bound:
+            return [("", "")]
+        keys = self.data.getlist("metadata_key")
+        values = self.data.getlist("metadata_value")
+        rows = list(zip(keys, values + [""] * (len(keys) - len(values)), strict=False))
+        return rows or [("", "")]
+
+    def clean_completion_window(self):
+        window = self.cleaned_data["completion_window"].strip().lower()
+        match = WINDOW_RE.match(window)
+        if not match:
+            raise forms.ValidationError("completion_window: write it as a number of hours, like 24h.")
+        if not WINDOW_MIN_HOURS <= int(match.group(1)) <= WINDOW_MAX_HOURS:
+            raise forms.ValidationError(
+                f"completion_window: must be between {WINDOW_MIN_HOURS}h and {WINDOW_MAX_HOURS}h (got {window})."
+            )
+        return window
+
+    def clean_file(self):
+        upload = self.cleaned_data.get("file")
+        if upload and upload.size > MAX_FILE_BYTES:
+            raise forms.ValidationError("file: larger than the limit of 100 MB.")
+        return upload
+
+    def clean(self):
+        cleaned = super().clean()
+        cleaned["metadata"] = self._clean_metadata()
+        if cleaned.get("source") == "upload":
+            if not cleaned.get("file"):
+                self.add_error("file", "file: choose a .jsonl file of requests to upload.")
+        elif cleaned.get("source") == "prompts":
+            self._clean_prompts(cleaned)
+        return cleaned
+
+    def _clean_prompts(self, cleaned) -> None:
+        model = (cleaned.get("model") or "").strip()
+        if not model:
+            self.add_error("model", "model: choose the model that answers the prompts.")
+        elif self.model_choices and model not in self.model_choices:
+            self.add_error("model", f"model: '{model}' is not offered on this connection.")
+        prompts = [line.strip() for line in (cleaned.get("prompts") or "").splitlines() if line.strip()]
+        if not prompts:
+            self.add_error("prompts", "prompts: write at least one prompt (one per line).")
+        elif len(prompts) > MAX_PROMPTS:
+            self.add_error("prompts", f"prompts: at most {MAX_PROMPTS} per batch (got {len(prompts)}).")
+        cleaned["model"] = model
+        cleaned["prompt_list"] = prompts
+
+    def _clean_metadata(self) -> dict[str, str]:
+        """Key/value rows; empty rows are skipped. Limits of spec 2.6: 16 pairs, keys 64, values 512."""
+        metadata: dict[str, str] = {}
+        errors = []
+        for number, (key, value) in enumerate(self.metadata_rows, start=1):
+            key = key.strip()
+            if not key and not value:
+                continue
+            if not key:
+                errors.append(f"metadata: row {number} has a value but no key.")
+            elif len(key) > METADATA_MAX_KEY:
+                errors.append(
+                    f"metadata: key in row {number} is {len(key)} characters; the limit is {METADATA_MAX_KEY}."
+                )
+            elif len(value) > METADATA_MAX_VALUE:
+                errors.append(
+                    f"metadata: value of '{key}' is {len(value)} characters; the limit is {METADATA_MAX_VALUE}."
+                )
+            elif key in metadata:
+                errors.append(f"metadata: key '{key}' appears twice.")
+            else:
+                metadata[key] = value
+        if len(metadata) > METADATA_MAX_PAIRS:
+            errors.append(f"metadata: {len(metadata)} pairs; the limit is {METADATA_MAX_PAIRS}.")
+        # Shown under the metadata rows: the form's only non-field errors.
+        for error in errors:
+            self.add_error(None, error)
+        return metadata
+
+    def input_file(self) -> tuple[str, bytes]:
+        """The JSONL to upload: the chosen file as it is, or one written from the prompts."""
+        from playground.batches.services import build_jsonl
+
+        data = self.cleaned_data
+        if data["source"] == "upload":
+            upload = data["file"]
+            return upload.name, upload.read()
+        content = build_jsonl(
+            model=data["model"],
+            prompts=data["prompt_list"],
+            system=data["system"].strip(),
+            max_tokens=data["max_tokens"],
+        )
+        return "prompts.jsonl", content

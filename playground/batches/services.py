@@ -1,0 +1,175 @@
+"""Submitting batches to a provider, following them, and reading their results.
+
+Input files are JSONL in the OpenAI batch convention, one chat request per line:
+`{"custom_id", "method": "POST", "url": "/v1/chat/completions", "body": {...}}`.
+"""
+
+import json
+import re
+from dataclasses import dataclass
+
+from playground.batches.models import Batch
+from playground.connections.models import Connection
+from playground.upstream import client
+from playground.upstream.errors import UpstreamError
+
+ENDPOINT = "/v1/chat/completions"
+# How many rows the results page shows; the downloads have them all.
+RESULTS_SHOWN = 500
+
+
+def build_jsonl(*, model: str, prompts: list[str], system: str = "", max_tokens: int | None = None) -> bytes:
+    """One chat request per prompt, with custom ids request-1, request-2, …"""
+    lines = []
+    for number, prompt in enumerate(prompts, start=1):
+        messages = [{"role": "system", "content": system}] if system else []
+        messages.append({"role": "user", "content": prompt})
+        body: dict = {"model": model, "messages": messages}
+        if max_tokens:
+            body["max_tokens"] = max_tokens
+        item = {"custom_id": f"request-{number}", "method": "POST", "url": ENDPOINT, "body": body}
+        lines.append(json.dumps(item, ensure_ascii=False))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def count_requests(content: bytes) -> int:
+    return sum(1 for line in content.splitlines() if line.strip())
+
+
+async def submit(
+    *,
+    user,
+    connection: Connection,
+    filename: str,
+    content: bytes,
+    completion_window: str,
+    metadata: dict[str, str],
+) -> Batch:
+    """Upload the input file, create the batch and record it. Raises UpstreamError."""
+    endpoint = await connection.aendpoint()
+    uploaded = await client.file_upload(endpoint, filename=filename, content=content, purpose="batch")
+    file_id = uploaded.data["id"]
+    body = {"input_file_id": file_id, "endpoint": ENDPOINT, "completion_window": completion_window}
+    if metadata:
+        body["metadata"] = metadata
+    created = await client.batch_create(endpoint, body)
+    batch = Batch(
+        owner=user,
+        connection=connection,
+        input_file_id=file_id,
+        input_filename=filename,
+        request_count=count_requests(content),
+    )
+    batch.apply(created.data)
+    await batch.asave()
+    return batch
+
+
+async def refresh(batch: Batch) -> Batch:
+    """Fetch the batch object again (unless the batch is over) and save what changed. Raises UpstreamError."""
+    if batch.is_terminal:
+        return batch
+    result = await client.batch_get(await batch.connection.aendpoint(), batch.remote_id)
+    batch.apply(result.data)
+    await batch.asave()
+    return batch
+
+
+async def cancel(batch: Batch) -> Batch:
+    result = await client.batch_cancel(await batch.connection.aendpoint(), batch.remote_id)
+    batch.apply(result.data)
+    await batch.asave()
+    return batch
+
+
+async def file_content(batch: Batch, file_id: str) -> bytes:
+    result = await client.file_content(await batch.connection.aendpoint(), file_id)
+    data = result.data
+    return data if isinstance(data, bytes) else json.dumps(data).encode()
+
+
+@dataclass
+class Row:
+    custom_id: str
+    prompt: str
+    answer: str | None = None
+    error: str | None = None
+    tokens: int | None = None
+
+
+async def results(batch: Batch) -> list[Row]:
+    """Each request of the batch paired with its answer or its error, in input order."""
+    rows: dict[str, Row] = {}
+    for item in parse_jsonl(await file_content(batch, batch.input_file_id)):
+        custom_id = str(item.get("custom_id", ""))
+        rows[custom_id] = Row(custom_id=custom_id, prompt=prompt_of(item.get("body")))
+    for file_id in (batch.output_file_id, batch.error_file_id):
+        if not file_id:
+            continue
+        for item in parse_jsonl(await file_content(batch, file_id)):
+            custom_id = str(item.get("custom_id", ""))
+            row = rows.setdefault(custom_id, Row(custom_id=custom_id, prompt=""))
+            row.answer, row.error, row.tokens = outcome_of(item)
+    return list(rows.values())
+
+
+def parse_jsonl(content: bytes) -> list[dict]:
+    items = []
+    for line in content.decode("utf-8", errors="replace").splitlines():
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(item, dict):
+            items.append(item)
+    return items
+
+
+def _text(content) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(part.get("text", "") for part in content if isinstance(part, dict) and part.get("text"))
+    return ""
+
+
+def prompt_of(body) -> str:
+    """The last user message of a chat request."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    for message in reversed(messages if isinstance(messages, list) else []):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return _text(message.get("content"))
+    return ""
+
+
+def outcome_of(item: dict) -> tuple[str | None, str | None, int | None]:
+    """(answer, error, total tokens) of one line of an output or error file."""
+    response = item.get("response") if isinstance(item.get("response"), dict) else {}
+    body = response.get("body") if isinstance(response.get("body"), dict) else {}
+    error = item.get("error")
+    status = response.get("status_code")
+    if error or (isinstance(status, int) and status >= 400):
+        detail = error if isinstance(error, dict) else {"message": error or body.get("message")}
+        message = detail.get("message") or detail.get("code")
+        return None, str(message or f"HTTP {status}"), None
+    choices = body.get("choices") if isinstance(body.get("choices"), list) else []
+    message = choices[0].get("message", {}) if choices and isinstance(choices[0], dict) else {}
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    return _text(message.get("content")), None, usage.get("total_tokens")
+
+
+LINE_PROBLEM = re.compile(r"(?:^|;\s*)(line \d+: .*?)(?=;\s*line \d+:|$)")
+
+
+def explain(error: UpstreamError) -> dict:
+    """An upstream failure in words: what happened, the provider's message, and what to do next.
+
+    A rejected input file's message names its lines ("file: line 2: …; line 5: …"); those become a list.
+    """
+    shown = error.as_dict()
+    problems = LINE_PROBLEM.findall(error.message.removeprefix("file: ")) if error.status == 400 else []
+    if problems:
+        shown["title"] = "The provider rejected the requests file"
+        shown["next_step"] = "Fix the lines listed in the file, then upload it again."
+    shown["problems"] = problems
+    return shown

@@ -1,0 +1,583 @@
+"""Chat generations: the request body a conversation sends, and the server-side runner that streams it.
+
+A generation belongs to the server process that started it, never to a browser tab. It streams from the
+upstream in an asyncio task, numbers each delta, publishes coalesced deltas to the channel-layer group
+`conversation.<pk>` and flushes what arrived to the database every second. It also listens on its own
+channel, reachable through the group `generation.<message pk>`, so any websocket on any process can ask it for
+a snapshot (to join mid-stream without gap or duplicate) or tell it to stop.
+"""
+
+import asyncio
+import contextvars
+import logging
+import time
+from contextlib import suppress
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.db import transaction
+from django.db.models import Q
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from playground.catalog.models import CatalogModel
+from playground.chat.forms import chat_params_form
+from playground.chat.models import Conversation, Message
+from playground.chat.rendering import BlockRenderer
+from playground.connections.models import Connection, ensure_local_connection
+from playground.upstream import client
+from playground.upstream.client import Endpoint
+from playground.upstream.errors import UpstreamError
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGES = 10  # spec 8: 1 to 10 messages per request
+FRAME = 0.02  # deltas within one frame are merged into one websocket message
+FLUSH_EVERY = 1.0  # seconds between database flushes of a running answer
+SNAPSHOT_TIMEOUT = 1.0  # how long a subscriber waits for the generator before reading the database
+STALE_AFTER = timedelta(seconds=10)  # a streaming message whose heartbeat is older has lost its process
+CHARS_PER_TOKEN = 4
+
+
+def conversation_group(pk: int) -> str:
+    return f"conversation.{pk}"
+
+
+def generation_group(pk: int) -> str:
+    return f"generation.{pk}"
+
+
+# ---------------------------------------------------------------- the request body
+
+
+def connection_for(conversation: Conversation) -> Connection:
+    return conversation.connection or ensure_local_connection(conversation.owner)
+
+
+def chat_models(connection: Connection) -> list[CatalogModel]:
+    return list(CatalogModel.objects.for_connection(connection, kind="chat"))
+
+
+def pick_model(models: list[CatalogModel], model_id: str) -> CatalogModel | None:
+    for model in models:
+        if model.model_id == model_id:
+            return model
+    return None if model_id else (models[0] if models else None)
+
+
+@dataclass
+class ChatRequest:
+    body: dict
+    notes: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    sent_messages: int = 0
+    total_messages: int = 0
+
+    @property
+    def stream(self) -> bool:
+        return bool(self.body.get("stream"))
+
+    @property
+    def note(self) -> str:
+        return " ".join(self.notes)
+
+
+def eligible_history(messages) -> list[Message]:
+    """The turns that go upstream: user messages and answers with content (failed answers are left out)."""
+    return [
+        m
+        for m in messages
+        if m.role == "user"
+        or (m.role == "assistant" and m.content and m.status not in (Message.ERROR, Message.STREAMING))
+    ]
+
+
+def apply_policy(turns: list, policy: str, limit: int) -> list:
+    if len(turns) <= limit:
+        return turns
+    if policy == "first_and_latest" and limit >= 2:
+        first = next((i for i, turn in enumerate(turns) if turn[0] == "user"), 0)
+        latest = turns[-(limit - 1) :]
+        if first >= len(turns) - (limit - 1):
+            return turns[-limit:]
+        return [turns[first], *latest]
+    return turns[-limit:]
+
+
+def build_request(
+    conversation: Conversation,
+    model: CatalogModel | None,
+    history: list[Message],
+    *,
+    next_user: str | None = None,
+    params: dict | None = None,
+) -> ChatRequest:
+    """The exact JSON body for the next request: never earlier reasoning, at most 10 messages, supported params."""
+    form = chat_params_form(model, stored=conversation.params if params is None else params)
+    errors = [] if form.is_valid() else [e for errs in form.errors.values() for e in errs]
+    values = form.request_values() if not errors else {}
+    if values.get("enable_thinking") is False:
+        values.pop("thinking_budget", None)
+        values.pop("reasoning_effort", None)
+    if isinstance(values.get("response_format"), str):
+        values["response_format"] = {"type": values["response_format"]}
+
+    stored = conversation.params if params is None else params
+    if model is not None and model.tools and stored.get("tools"):
+        values["tools"] = stored["tools"]
+        values["tool_choice"] = "auto"
+
+    turns = [(m.role, m.content) for m in eligible_history(history)]
+    if next_user is not None:
+        turns.append(("user", next_user))
+    system = conversation.system_prompt.strip()
+    limit = MAX_MESSAGES - (1 if system else 0)
+    kept = apply_policy(turns, conversation.context_policy, limit)
+    pairs = ([("system", system)] if system else []) + kept
+
+    multimodal = bool(model and model.multimodal)
+    messages = [
+        {"role": role, "content": [{"type": "text", "text": text}] if multimodal else text} for role, text in pairs
+    ]
+    body = {"model": model.model_id if model else conversation.model_id, "messages": messages, **values}
+    request = ChatRequest(body=body, errors=errors, sent_messages=len(messages), total_messages=len(turns))
+
+    if len(kept) < len(turns):
+        how = (
+            "the system prompt, the first question and the latest messages"
+            if conversation.context_policy == "first_and_latest"
+            else "the system prompt and the latest messages"
+        )
+        request.notes.append(
+            f"This conversation has {len(turns) + (1 if system else 0)} messages; a request takes at most "
+            f"{MAX_MESSAGES}, so {len(messages)} are sent: {how}."
+        )
+    if model is not None:
+        estimate = sum(len(text) for _, text in pairs) // CHARS_PER_TOKEN + 4 * len(pairs)
+        max_tokens = values.get("max_tokens") or 0
+        window = model.context_window
+        if estimate + max_tokens > window:
+            request.notes.append(
+                f"Estimated input of about {estimate} tokens plus max_tokens {max_tokens} exceeds the context "
+                f"window of {model.model_id} ({window} tokens): lower max_tokens or start a new conversation."
+            )
+        elif estimate + max_tokens > window * 0.9:
+            request.notes.append(
+                f"Estimated input of about {estimate} tokens plus max_tokens {max_tokens} is close to the context "
+                f"window of {model.model_id} ({window} tokens)."
+            )
+    return request
+
+
+def preview_request(conversation: Conversation, next_user: str = "") -> ChatRequest:
+    connection = connection_for(conversation)
+    model = pick_model(chat_models(connection), conversation.model_id)
+    history = list(conversation.messages.all())
+    return build_request(conversation, model, history, next_user=next_user or "…")
+
+
+# ---------------------------------------------------------------- starting a turn
+
+
+@dataclass
+class Turn:
+    conversation: Conversation
+    user_message: Message | None
+    assistant: Message
+    endpoint: Endpoint
+    request: ChatRequest
+    headers: dict = field(default_factory=dict)
+
+
+def prepare_turn(conversation: Conversation, content: str | None, *, replace: Message | None = None) -> Turn:
+    """Save the user message (when given) and the assistant placeholder, and build the request (sync code).
+
+    `replace` is an answer to regenerate: it is deleted and a new placeholder takes its place.
+    """
+    connection = connection_for(conversation)
+    model = pick_model(chat_models(connection), conversation.model_id)
+    with transaction.atomic():
+        if replace is not None:
+            replace.delete()
+        history = list(conversation.messages.exclude(status=Message.STREAMING))
+        request = build_request(conversation, model, history, next_user=content)
+        user_message = None
+        if content is not None:
+            user_message = Message.objects.create(conversation=conversation, role="user", content=content)
+            conversation.title_from(content)
+        if model is not None and not conversation.model_id:
+            conversation.model_id = model.model_id
+        conversation.save()
+        params = {k: v for k, v in request.body.items() if k not in ("model", "messages")}
+        assistant = Message.objects.create(
+            conversation=conversation,
+            role="assistant",
+            status=Message.STREAMING,
+            model_id=request.body["model"],
+            params=params,
+            heartbeat=timezone.now(),
+        )
+    return Turn(conversation, user_message, assistant, connection.endpoint(), request)
+
+
+def render_message(message: Message) -> str:
+    return render_to_string("chat/_message.html", {"message": message})
+
+
+async def start_turn(turn: Turn) -> "Generation":
+    """Announce the placeholder to the conversation's other tabs and start the generation."""
+    html = await sync_to_async(render_message)(turn.assistant)
+    await get_channel_layer().group_send(
+        conversation_group(turn.conversation.pk),
+        {"type": "chat.start", "message_id": turn.assistant.pk, "html": html},
+    )
+    return start(turn.assistant, turn.endpoint, turn.request.body, headers=turn.headers)
+
+
+async def send(conversation: Conversation, content: str, *, headers: dict | None = None) -> Turn:
+    turn = await sync_to_async(prepare_turn)(conversation, content)
+    turn.headers = headers or {}
+    await start_turn(turn)
+    return turn
+
+
+# ---------------------------------------------------------------- the runner
+
+_generations: dict[int, "Generation"] = {}
+
+
+def running(message_id: int) -> "Generation | None":
+    """The generation of this message if it runs in this process."""
+    return _generations.get(message_id)
+
+
+def start(message: Message, endpoint: Endpoint, body: dict, *, headers: dict | None = None) -> "Generation":
+    generation = Generation(message, endpoint, body, headers=headers)
+    _generations[message.pk] = generation
+    # A fresh context: the task must not inherit the request's thread-sensitive executor, which ends with it.
+    generation.task = asyncio.create_task(
+        generation.run(), name=f"generation-{message.pk}", context=contextvars.Context()
+    )
+    return generation
+
+
+async def request_stop(message_id: int) -> None:
+    """Stop a generation wherever it runs (this process or another one on the same channel layer)."""
+    local = _generations.get(message_id)
+    if local is not None:
+        local.stop()
+    await get_channel_layer().group_send(generation_group(message_id), {"type": "generation.stop"})
+
+
+class Generation:
+    def __init__(self, message: Message, endpoint: Endpoint, body: dict, *, headers: dict | None = None):
+        self.message_id = message.pk
+        self.conversation_id = message.conversation_id
+        self.endpoint = endpoint
+        self.body = body
+        self.headers = headers or {}
+        self.task: asyncio.Task | None = None
+        self.work: asyncio.Task | None = None
+        self.stop_requested = False
+
+        self.seq = 0
+        self.content: list[str] = []
+        self.reasoning: list[str] = []
+        self.extra: dict[int, list[str]] = {}
+        self.tool_calls: dict[int, dict] = {}
+        self.usage: dict | None = None
+        self.finish_reason = ""
+        self.trace_id = ""
+        self.started = time.monotonic()
+        self.first_token: float | None = None
+        self.chunks = 0
+
+        # What was received but not yet published, and what the websockets have been sent so far.
+        self._pending_text: list[str] = []
+        self._pending_reasoning: list[str] = []
+        self._wake = asyncio.Event()
+        self.published_seq = 0
+        self.renderer = BlockRenderer()
+        self.blocks: list[str] = []
+        self.tail = ""
+        self.published_content: list[str] = []
+        self.published_reasoning: list[str] = []
+        self.publishes = 0
+
+    # -- control
+
+    def stop(self) -> None:
+        self.stop_requested = True
+        if self.work is not None and not self.work.done():
+            self.work.cancel()
+
+    # -- the upstream call
+
+    async def _call(self) -> None:
+        if self.stop_requested:
+            raise asyncio.CancelledError
+        if self.body.get("stream"):
+            async with client.chat_stream(self.endpoint, self.body, self.headers) as stream:
+                self.trace_id = stream.trace_id
+                async for chunk in stream:
+                    self._apply(chunk)
+        else:
+            result = await client.chat(self.endpoint, self.body, self.headers)
+            self.trace_id = result.trace_id
+            self._apply_response(result.data if isinstance(result.data, dict) else {})
+
+    def _add(self, text: str, reasoning: str) -> None:
+        if self.first_token is None:
+            self.first_token = time.monotonic()
+        self.seq += 1
+        if text:
+            self.content.append(text)
+            self._pending_text.append(text)
+        if reasoning:
+            self.reasoning.append(reasoning)
+            self._pending_reasoning.append(reasoning)
+        self._wake.set()
+
+    def _apply(self, chunk: dict) -> None:
+        self.chunks += 1
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = chunk["usage"]
+        for choice in chunk.get("choices") or []:
+            index = choice.get("index") or 0
+            delta = choice.get("delta") or {}
+            text = delta.get("content") or ""
+            reasoning = delta.get("reasoning_content") or ""
+            if index == 0:
+                if choice.get("finish_reason"):
+                    self.finish_reason = choice["finish_reason"]
+                for call in delta.get("tool_calls") or []:
+                    self._merge_tool_call(call)
+                if text or reasoning:
+                    self._add(text, reasoning)
+            elif text:
+                self.extra.setdefault(index, []).append(text)
+
+    def _merge_tool_call(self, call: dict) -> None:
+        empty = {"id": "", "type": "function", "function": {"name": "", "arguments": ""}}
+        slot = self.tool_calls.setdefault(call.get("index", len(self.tool_calls)), empty)
+        slot["id"] = call.get("id") or slot["id"]
+        function = call.get("function") or {}
+        slot["function"]["name"] += function.get("name") or ""
+        slot["function"]["arguments"] += function.get("arguments") or ""
+
+    def _apply_response(self, data: dict) -> None:
+        self.usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
+        for choice in data.get("choices") or []:
+            message = choice.get("message") or {}
+            if (choice.get("index") or 0) == 0:
+                self.finish_reason = choice.get("finish_reason") or ""
+                for index, call in enumerate(message.get("tool_calls") or []):
+                    self.tool_calls[index] = call
+                if message.get("content") or message.get("reasoning_content"):
+                    self._add(message.get("content") or "", message.get("reasoning_content") or "")
+            else:
+                self.extra[choice["index"]] = [message.get("content") or ""]
+
+    # -- publishing
+
+    async def _publish(self, layer) -> None:
+        if not (self._pending_text or self._pending_reasoning):
+            return
+        # Everything up to the await happens at once, so a snapshot always matches what was published.
+        text, self._pending_text = "".join(self._pending_text), []
+        reasoning, self._pending_reasoning = "".join(self._pending_reasoning), []
+        if text:
+            blocks, self.tail = self.renderer.feed(text)
+            self.blocks.extend(blocks)
+        else:
+            blocks = []
+        self.published_content.append(text)
+        self.published_reasoning.append(reasoning)
+        self.published_seq = self.seq
+        self.publishes += 1
+        event = {
+            "type": "chat.delta",
+            "message_id": self.message_id,
+            "seq": self.seq,
+            "blocks": blocks,
+            "tail": self.tail,
+            "reasoning": reasoning,
+            "text": text,
+        }
+        await layer.group_send(conversation_group(self.conversation_id), event)
+
+    async def _publish_loop(self, layer) -> None:
+        # The first delta after a pause goes out at once; the ones that follow within a frame are merged.
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            await self._publish(layer)
+            await asyncio.sleep(FRAME)
+
+    def snapshot(self) -> dict:
+        return {
+            "type": "chat.snapshot",
+            "message_id": self.message_id,
+            "seq": self.published_seq,
+            "blocks": list(self.blocks),
+            "tail": self.tail,
+            "reasoning": "".join(self.published_reasoning),
+            "content": "".join(self.published_content),
+        }
+
+    async def _listen(self, layer, channel: str) -> None:
+        while True:
+            message = await layer.receive(channel)
+            if message.get("type") == "generation.stop":
+                self.stop()
+            elif message.get("type") == "generation.snapshot" and message.get("reply_to"):
+                await layer.send(message["reply_to"], self.snapshot())
+
+    # -- persistence
+
+    def _ms(self, moment: float | None) -> int | None:
+        return None if moment is None else round((moment - self.started) * 1000)
+
+    async def _flush(self) -> None:
+        await Message.objects.filter(pk=self.message_id, status=Message.STREAMING).aupdate(
+            content="".join(self.content),
+            reasoning="".join(self.reasoning),
+            seq=self.seq,
+            trace_id=self.trace_id,
+            heartbeat=timezone.now(),
+        )
+
+    async def _flush_loop(self) -> None:
+        while True:
+            await asyncio.sleep(FLUSH_EVERY)
+            try:
+                await self._flush()
+            except Exception:
+                log.exception("Could not flush message %s", self.message_id)
+
+    async def _finish(self, status: str, error: dict | None) -> None:
+        await Message.objects.filter(pk=self.message_id).aupdate(
+            content="".join(self.content),
+            reasoning="".join(self.reasoning),
+            seq=self.seq,
+            status=status,
+            error=error,
+            usage=self.usage,
+            finish_reason=self.finish_reason,
+            trace_id=self.trace_id,
+            ttft_ms=self._ms(self.first_token),
+            total_ms=self._ms(time.monotonic()),
+            heartbeat=timezone.now(),
+            choices=["".join(parts) for _, parts in sorted(self.extra.items())],
+            tool_calls=[call for _, call in sorted(self.tool_calls.items())] or None,
+        )
+
+    # -- the whole life of a generation
+
+    async def run(self) -> None:
+        layer = get_channel_layer()
+        channel = await layer.new_channel()
+        await layer.group_add(generation_group(self.message_id), channel)
+        helpers = [
+            asyncio.create_task(self._listen(layer, channel)),
+            asyncio.create_task(self._publish_loop(layer)),
+            asyncio.create_task(self._flush_loop()),
+        ]
+        status, error = Message.COMPLETE, None
+        self.work = asyncio.create_task(self._call())
+        try:
+            await self.work
+        except asyncio.CancelledError:
+            # Cancelled from outside (the process is shutting down) rather than by Stop: keep it as interrupted.
+            status = Message.INTERRUPTED if asyncio.current_task().cancelling() else Message.STOPPED
+        except UpstreamError as exc:
+            status, error = Message.ERROR, exc.as_dict()
+            if not error.get("trace_id"):
+                error["trace_id"] = self.trace_id
+        except Exception as exc:
+            log.exception("Generation of message %s failed", self.message_id)
+            status = Message.ERROR
+            error = {
+                "kind": "internal",
+                "status": None,
+                "code": None,
+                "title": "The playground failed",
+                "message": f"{type(exc).__name__}: {exc}",
+                "next_step": "Retry; if it persists, check the server log.",
+                "limit_type": None,
+                "retry_after": None,
+                "retryable": True,
+                "trace_id": self.trace_id,
+            }
+        finally:
+            for helper in helpers:
+                helper.cancel()
+            for helper in helpers:
+                with suppress(asyncio.CancelledError, Exception):
+                    await helper
+        try:
+            await asyncio.shield(self._end(layer, channel, status, error))
+        finally:
+            _generations.pop(self.message_id, None)
+
+    async def _end(self, layer, channel: str, status: str, error: dict | None) -> None:
+        # Live viewers get every delta before the final render.
+        await self._publish(layer)
+        await layer.group_discard(generation_group(self.message_id), channel)
+        await self._finish(status, error)
+        message = await Message.objects.filter(pk=self.message_id).afirst()
+        if message is None:  # deleted mid-stream
+            return
+        html = await sync_to_async(render_message)(message)
+        await layer.group_send(
+            conversation_group(self.conversation_id),
+            {
+                "type": "chat.error" if status == Message.ERROR else "chat.done",
+                "message_id": self.message_id,
+                "seq": self.seq,
+                "status": status,
+                "html": html,
+            },
+        )
+
+
+# ---------------------------------------------------------------- recovery
+
+
+def mark_interrupted(conversation: Conversation | None = None) -> int:
+    """Mark streaming messages whose process died (stale heartbeat) as interrupted; returns how many."""
+    stale = Message.objects.filter(
+        Q(heartbeat__lt=timezone.now() - STALE_AFTER) | Q(heartbeat=None), status=Message.STREAMING
+    )
+    if conversation is not None:
+        stale = stale.filter(conversation=conversation)
+    stale = stale.exclude(pk__in=list(_generations))
+    return stale.update(status=Message.INTERRUPTED)
+
+
+_recovered = False
+
+
+def recover_once() -> None:
+    """On the first page or websocket of this process, mark what an earlier process left streaming."""
+    global _recovered
+    if not _recovered:
+        _recovered = True
+        mark_interrupted()
+
+
+async def snapshot_from_database(message: Message) -> dict:
+    """A snapshot built from what was flushed (the generator is gone or did not answer)."""
+    renderer = BlockRenderer()
+    blocks, tail = await sync_to_async(renderer.feed, thread_sensitive=False)(message.content)
+    return {
+        "type": "chat.snapshot",
+        "message_id": message.pk,
+        "seq": message.seq,
+        "blocks": blocks,
+        "tail": tail,
+        "reasoning": message.reasoning,
+        "content": message.content,
+    }

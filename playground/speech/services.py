@@ -1,0 +1,284 @@
+"""Speech clips: the upstream relay that writes a clip to its file as the bytes arrive, and the readers.
+
+The relay is an asyncio task started when the clip is created, so the clip is generated and saved even if
+the browser goes away; the page's player reads the growing file through `tail()`. Nothing holds more than
+one chunk of audio in memory. Relays are tracked per process (`_relays`) to wake the readers of a clip as
+soon as bytes land; a reader in another process polls the file and the clip's status instead.
+"""
+
+import asyncio
+import contextvars
+import dataclasses
+import logging
+import secrets
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from django.utils import timezone
+
+from playground.speech.audio import wav_header
+from playground.speech.models import SpeechClip
+from playground.upstream import client
+from playground.upstream.errors import UpstreamError
+
+log = logging.getLogger(__name__)
+
+READ_SIZE = 64 * 1024
+POLL_SECONDS = 0.25
+# A clip still "streaming" whose file has not grown for this long lost its relay (e.g. a server restart).
+STALE_SECONDS = 120
+
+
+class Relay:
+    """The live side of one clip in this process: readers wait on `changed()` for new bytes or the end."""
+
+    def __init__(self):
+        self._event = asyncio.Event()
+        self.task: asyncio.Task | None = None
+        self.loop = asyncio.get_running_loop()
+
+    def notify(self) -> None:
+        self._event.set()
+        self._event = asyncio.Event()
+
+    def waiter(self) -> asyncio.Event:
+        return self._event
+
+
+_relays: dict[int, Relay] = {}
+
+
+def request_body(clip: SpeechClip) -> dict:
+    body = {
+        "model": clip.model,
+        "input": clip.text,
+        "response_format": clip.response_format,
+        "sample_rate": clip.sample_rate,
+        **clip.params,
+    }
+    if clip.references:
+        body["references"] = clip.references
+    elif clip.voice:
+        body["voice"] = clip.voice
+    return body
+
+
+async def start_clip(
+    *,
+    owner,
+    connection,
+    model: str,
+    text: str,
+    voice: str = "",
+    references: list[dict] | None = None,
+    response_format: str = "mp3",
+    sample_rate: int = 44100,
+    params: dict | None = None,
+    headers: dict | None = None,
+) -> SpeechClip:
+    """Create the clip and start its relay; returns once the provider accepted the request.
+
+    An error before the first byte (400, 401, 429...) raises UpstreamError and leaves no clip behind.
+    """
+    clip = await SpeechClip.objects.acreate(
+        owner=owner,
+        connection=connection,
+        model=model,
+        text=text,
+        voice=voice if not references else "",
+        references=references or [],
+        response_format=response_format,
+        sample_rate=sample_rate,
+        params=params or {},
+    )
+    clip.file = f"speech/{owner.pk}/{clip.pk}-{secrets.token_hex(6)}.{response_format}"
+    await clip.asave(update_fields=["file"])
+    endpoint = await connection.aendpoint()
+    if headers:
+        endpoint = dataclasses.replace(endpoint, headers=(*endpoint.headers, *headers.items()))
+    started: asyncio.Future = asyncio.get_running_loop().create_future()
+    relay = Relay()
+    _relays[clip.pk] = relay
+    # A fresh context: the relay outlives the request, whose thread-sensitive executor closes with it.
+    relay.task = asyncio.create_task(
+        _relay(clip, endpoint, relay, started), name=f"speech-clip-{clip.pk}", context=contextvars.Context()
+    )
+    try:
+        await started
+    except UpstreamError:
+        await clip.adelete()
+        raise
+    return clip
+
+
+async def _relay(clip: SpeechClip, endpoint, relay: Relay, started: asyncio.Future) -> None:
+    path = clip.path
+    await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
+    output = await asyncio.to_thread(open, path, "wb", buffering=0)
+    status, error = SpeechClip.INCOMPLETE, None
+    try:
+        async with client.speech_stream(endpoint, request_body(clip)) as response:
+            clip.trace_id = response.headers.get("x-service-trace-id", "")
+            started.set_result(None)
+            async for chunk in client.iter_bytes(response):
+                await asyncio.to_thread(output.write, chunk)
+                clip.bytes += len(chunk)
+                relay.notify()
+        status = SpeechClip.COMPLETE
+    except UpstreamError as exc:
+        if not started.done():
+            started.set_exception(exc)
+            return
+        error = exc.as_dict()
+    except asyncio.CancelledError:
+        error = {"title": "Stopped", "message": "The server stopped before the clip was complete.",
+                 "next_step": "Generate the clip again."}
+        raise
+    except Exception as exc:
+        log.exception("speech relay of clip %s failed", clip.pk)
+        if not started.done():
+            started.set_exception(UpstreamError(kind="stream", message=str(exc)))
+            return
+        error = {"title": "The clip could not be saved", "message": str(exc), "next_step": "Retry."}
+    finally:
+        try:
+            await asyncio.to_thread(output.close)
+            if not started.done():
+                started.set_exception(UpstreamError(kind="stream", message="The request was stopped."))
+            if not started.cancelled() and started.exception() is None:
+                clip.status, clip.error, clip.finished = status, error, timezone.now()
+                # A clip deleted while streaming updates no row: there is nothing left to record.
+                await asyncio.shield(
+                    SpeechClip.objects.filter(pk=clip.pk).aupdate(
+                        status=status, error=error, finished=clip.finished, bytes=clip.bytes, trace_id=clip.trace_id
+                    )
+                )
+            else:
+                await asyncio.to_thread(path.unlink, missing_ok=True)
+        finally:
+            _relays.pop(clip.pk, None)
+            relay.notify()
+
+
+async def wait(clip: SpeechClip) -> SpeechClip:
+    """Wait for the relay of a clip started in this process, then return it refreshed."""
+    relay = _relays.get(clip.pk)
+    if relay and relay.task:
+        await asyncio.wait([relay.task])
+    await clip.arefresh_from_db()
+    return clip
+
+
+async def tail(clip: SpeechClip, *, playable: bool = True) -> AsyncIterator[bytes]:
+    """The clip's bytes from the start, following the file while it grows, until the clip is finished.
+
+    With `playable`, raw PCM is preceded by a WAV header (of unknown size while growing) so a browser can
+    play it; the saved file stays raw.
+    """
+    if playable and clip.response_format == "pcm":
+        yield wav_header(clip.sample_rate, None if clip.streaming else clip.bytes)
+    source = None
+    try:
+        while True:
+            relay = _relays.get(clip.pk)
+            waiter = relay.waiter() if relay else None
+            if source is None:
+                source = await _open(clip.path)
+            data = await asyncio.to_thread(source.read, READ_SIZE) if source else b""
+            if data:
+                yield data
+                continue
+            if relay is not None:
+                try:
+                    await asyncio.wait_for(waiter.wait(), timeout=1)
+                except TimeoutError:
+                    pass
+                continue
+            await clip.arefresh_from_db(fields=["status", "bytes"])
+            if not clip.streaming:
+                # Drain what was written between the last read and the end.
+                while source and (data := await asyncio.to_thread(source.read, READ_SIZE)):
+                    yield data
+                return
+            if await _is_stale(clip):
+                await SpeechClip.objects.filter(pk=clip.pk, status=SpeechClip.STREAMING).aupdate(
+                    status=SpeechClip.INCOMPLETE,
+                    error={"title": "Interrupted", "message": "The clip stopped growing before it was complete.",
+                           "next_step": "Generate the clip again."},
+                    finished=timezone.now(),
+                )
+                return
+            await asyncio.sleep(POLL_SECONDS)
+    finally:
+        if source:
+            await asyncio.to_thread(source.close)
+
+
+async def _open(path: Path):
+    try:
+        return await asyncio.to_thread(open, path, "rb")
+    except FileNotFoundError:
+        return None
+
+
+async def _is_stale(clip: SpeechClip) -> bool:
+    try:
+        modified = (await asyncio.to_thread(clip.path.stat)).st_mtime
+    except FileNotFoundError:
+        modified = clip.created.timestamp()
+    return timezone.now().timestamp() - modified > STALE_SECONDS
+
+
+async def read_range(path: Path, prefix: bytes, start: int, end: int) -> AsyncIterator[bytes]:
+    """Bytes start..end (inclusive) of `prefix` followed by the file at `path`, a chunk at a time."""
+    if start < len(prefix):
+        yield prefix[start : end + 1]
+    position = max(start - len(prefix), 0)
+    remaining = end + 1 - len(prefix) - position
+    if remaining <= 0:
+        return
+    source = await asyncio.to_thread(open, path, "rb")
+    try:
+        await asyncio.to_thread(source.seek, position)
+        while remaining > 0:
+            data = await asyncio.to_thread(source.read, min(READ_SIZE, remaining))
+            if not data:
+                return
+            remaining -= len(data)
+            yield data
+    finally:
+        await asyncio.to_thread(source.close)
+
+
+def delete_clip(clip: SpeechClip) -> None:
+    """Delete the clip and its file, stopping its relay if it is still running in this process."""
+    relay = _relays.get(clip.pk)
+    if relay and relay.task:
+        relay.loop.call_soon_threadsafe(relay.task.cancel)
+    clip.delete_file()
+    clip.delete()
+
+
+async def list_voices(connection) -> list[dict]:
+    """The caller's custom voices from the provider's /audio/voice/list (UpstreamError on failure)."""
+    result = await client.voices(await connection.aendpoint())
+    items = result.data.get("results") if isinstance(result.data, dict) else None
+    if not isinstance(items, list):
+        raise UpstreamError(kind="stream", message="The provider's voice list has no results.", trace_id=result.trace_id)
+    return [
+        {"model": str(v.get("model", "")), "name": str(v.get("customName", "")), "text": str(v.get("text", "")),
+         "uri": str(v.get("uri", ""))}
+        for v in items
+        if isinstance(v, dict) and v.get("uri")
+    ]
+
+
+async def upload_voice(connection, *, audio: bytes, filename: str, custom_name: str, text: str, model: str) -> dict:
+    result = await client.voice_upload(
+        await connection.aendpoint(), audio=audio, filename=filename, custom_name=custom_name, text=text, model=model
+    )
+    return result.data if isinstance(result.data, dict) else {}
+
+
+async def delete_voice(connection, uri: str) -> None:
+    await client.voice_delete(await connection.aendpoint(), uri)

@@ -1,0 +1,78 @@
+"""Fixtures of the chat tests: the seeded catalog, conversations of alice, and websockets to the app."""
+
+import asyncio
+
+import httpx
+import pytest
+from channels.layers import channel_layers
+from channels.testing import WebsocketCommunicator
+from django.core.management import call_command
+
+from playground.asgi import application
+from playground.chat import services
+from playground.chat.models import Conversation, Message
+from playground.connections.models import Connection
+
+ORIGIN = [(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1")]
+
+
+@pytest.fixture(autouse=True)
+def fresh_channel_layer():
+    """The in-memory layer's queues belong to one event loop; each test runs in its own."""
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
+
+
+@pytest.fixture
+def catalog(db):
+    call_command("seed_catalog", verbosity=0)
+
+
+@pytest.fixture
+def make_conversation(alice, catalog):
+    def make(model_id="local/chat", *, owner=None, **fields):
+        owner = owner or alice
+        connection = Connection.objects.get(owner=owner, is_local=True)
+        return Conversation.objects.create(owner=owner, connection=connection, model_id=model_id, **fields)
+
+    return make
+
+
+async def connect(conversation_pk, user):
+    communicator = WebsocketCommunicator(application, f"/ws/chat/{conversation_pk}/", headers=ORIGIN)
+    communicator.scope["user"] = user
+    connected, _ = await communicator.connect()
+    assert connected
+    return communicator
+
+
+async def receive_until_final(communicator, message_id, timeout=30):
+    """Every event for message_id up to and including its done/error event."""
+    events = []
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        event = await communicator.receive_json_from(timeout=max(0.1, deadline - loop.time()))
+        if event.get("message_id") != message_id:
+            continue
+        events.append(event)
+        if event["type"] in ("done", "error"):
+            return events
+
+
+async def finish(message_id, timeout=30):
+    """Wait for this process's generation of the message to end; returns the saved message."""
+    generation = services.running(message_id)
+    if generation is not None:
+        await asyncio.wait_for(asyncio.shield(generation.task), timeout)
+    return await Message.objects.aget(pk=message_id)
+
+
+async def stream_statuses(live_server):
+    async with httpx.AsyncClient() as http:
+        response = await http.get(
+            f"{live_server.api_url}/debug/streams", headers={"Authorization": f"Bearer {live_server.api_key}"}
+        )
+    return {record["trace_id"]: record for record in response.json()["recent"]}
+
