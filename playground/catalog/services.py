@@ -4,15 +4,42 @@ from playground.upstream import client
 from playground.upstream.errors import UpstreamError
 
 NUMBERS = ("context_window", "max_output")
+# Providers that describe a model by the request parameters and input kinds it accepts (the local API does).
+FLAG_FROM_PARAM = {
+    "enable_thinking": "thinking",
+    "thinking_budget": "thinking_budget",
+    "reasoning_effort": "reasoning_effort",
+    "min_p": "min_p",
+    "tools": "tools",
+    "instruction": "rerank_instruction",
+    "max_chunks_per_doc": "rerank_chunking",
+}
+FLAG_FROM_INPUT = {"image": "vision", "audio": "audio", "video": "video", "pdf": "pdf"}
+
+
+def flags_from_capabilities(caps: dict) -> dict:
+    """Catalog flags from a capabilities object: explicit flags, or lists of accepted params and inputs."""
+    flags = {name: bool(caps[name]) for name in CAPABILITIES if isinstance(caps.get(name), bool)}
+    params, inputs = caps.get("params"), caps.get("inputs")
+    if isinstance(params, list):
+        for param, flag in FLAG_FROM_PARAM.items():
+            flags.setdefault(flag, param in params)
+    if isinstance(inputs, list):
+        for kind, flag in FLAG_FROM_INPUT.items():
+            flags.setdefault(flag, kind in inputs)
+    if "base64_images_only" in caps:
+        flags.setdefault("base64_only", bool(caps["base64_images_only"]))
+    return flags
 
 
 def entry_fields(item: dict, known: CatalogModel | None) -> dict:
     """Catalog fields from a GET /models item; providers that say nothing of capabilities keep what we know."""
     fields = {"kind": item.get("kind") if item.get("kind") in dict(KINDS) else (known.kind if known else "chat")}
     caps = item.get("capabilities") if isinstance(item.get("capabilities"), dict) else {}
+    flags = flags_from_capabilities(caps)
     for name in CAPABILITIES:
-        if name in caps:
-            fields[name] = bool(caps[name])
+        if name in flags:
+            fields[name] = flags[name]
         elif known:
             fields[name] = getattr(known, name)
     for name in NUMBERS:

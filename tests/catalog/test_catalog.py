@@ -21,7 +21,7 @@ def test_the_panel_shows_only_what_the_model_supports():
     assert not {"thinking_budget", "reasoning_effort", "min_p", "enable_thinking"} & set(plain)
     reasoner = names(local("local/reasoner"), CHAT_PARAMS)
     assert {"enable_thinking", "thinking_budget"} <= set(reasoner)
-    assert "reasoning_effort" in names(local("local/reasoner-pro"), CHAT_PARAMS)
+    assert "reasoning_effort" in names(local("local/reasoner-effort"), CHAT_PARAMS)
     assert "min_p" in names(local("local/minp"), CHAT_PARAMS)
 
 
@@ -91,3 +91,16 @@ def test_refreshed_entries_replace_the_seeded_ones_for_that_connection(alice):
     CatalogModel.objects.create(connection=connection, scope="connection", model_id="local/chat", max_output=123)
     chat = CatalogModel.objects.for_connection(connection).get(model_id="local/chat")
     assert chat.connection == connection and chat.max_output == 123
+
+
+def test_the_seeded_local_models_match_what_the_local_api_declares():
+    from playground.catalog.services import flags_from_capabilities
+    from playground.localapi.registry import MODELS
+
+    seeded = {entry.model_id: entry for entry in CatalogModel.objects.filter(connection=None, scope="local")}
+    assert set(seeded) == set(MODELS)
+    for model in MODELS.values():
+        entry = seeded[model.id]
+        assert entry.kind == model.kind
+        for flag, value in flags_from_capabilities(model.capabilities).items():
+            assert getattr(entry, flag) == value, (model.id, flag)

@@ -9,7 +9,7 @@ from tests.connections.test_vault import add_connection
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test(client, connection):
+def run_test(client, connection):
     response = client.post(reverse("connections:test", args=[connection.pk]), headers={"HX-Request": "true"})
     assert response.status_code == 200
     connection.refresh_from_db()
@@ -17,28 +17,28 @@ def test(client, connection):
 
 
 def test_the_local_connection_works_out_of_the_box(live_server, alice_client, alice):
-    connection, html = test(alice_client, Connection.objects.get(owner=alice, is_local=True))
+    connection, html = run_test(alice_client, Connection.objects.get(owner=alice, is_local=True))
     assert connection.last_test_ok is True
     assert "Connected" in html and "models are listed" in html
 
 
 def test_a_wrong_key_is_reported_as_rejected(live_server, alice_client, alice):
     connection = add_connection(alice, key="sk-wrong-key-000000", url=live_server.api_url)
-    connection, html = test(alice_client, connection)
+    connection, html = run_test(alice_client, connection)
     assert connection.last_test_ok is False
     assert "Key rejected (401)" in html
 
 
 def test_an_unreachable_address_is_reported_in_words(live_server, alice_client, alice):
     connection = add_connection(alice, url=f"http://127.0.0.1:{free_port()}/v1")
-    connection, html = test(alice_client, connection)
+    connection, html = run_test(alice_client, connection)
     assert connection.last_test_ok is False
     assert "Cannot reach the provider" in html
 
 
 def test_a_second_connection_with_the_right_key_works(live_server, alice_client, alice):
     connection = add_connection(alice, key=live_server.api_key, url=live_server.api_url)
-    connection, _ = test(alice_client, connection)
+    connection, _ = run_test(alice_client, connection)
     assert connection.last_test_ok is True
 
 

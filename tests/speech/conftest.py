@@ -1,3 +1,10 @@
+import hashlib
+import json
+import random
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
 import httpx
 import pytest
 from django.core.management import call_command
@@ -24,3 +31,50 @@ def alice_http(live_server, client, alice):
 @pytest.fixture
 def local_connection(alice):
     return Connection.objects.get(owner=alice, is_local=True)
+
+
+class _FakeProvider(BaseHTTPRequestHandler):
+    """A deterministic speech provider: the audio bytes are a pure function of the request body."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        body = json.dumps({"results": []}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self):
+        request = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        audio = fake_audio(request)
+        self.send_response(200)
+        self.send_header("Content-Type", "audio/mpeg")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("x-service-trace-id", "fake-" + hashlib.sha256(request).hexdigest()[:12])
+        self.end_headers()
+        for start in range(0, len(audio), 7919):
+            piece = audio[start : start + 7919]
+            self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+            self.wfile.flush()
+            time.sleep(0.002)
+        self.wfile.write(b"0\r\n\r\n")
+
+
+def fake_audio(request: bytes) -> bytes:
+    canonical = json.dumps(json.loads(request), sort_keys=True).encode()
+    return random.Random(hashlib.sha256(canonical).digest()).randbytes(600_000)
+
+
+@pytest.fixture
+def fake_provider():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeProvider)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()

@@ -6,10 +6,12 @@ import re
 import time
 import wave
 
+import av
 import httpx
 import pytest
 from django.urls import reverse
 
+from playground.connections.models import Connection
 from playground.speech import services
 from playground.speech.models import SpeechClip
 
@@ -61,24 +63,46 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def test_clip_bytes_are_relayed_unchanged_and_saved_whole(live_server, catalog, alice, alice_http, local_connection):
+def test_clip_bytes_are_relayed_unchanged(live_server, catalog, alice, alice_http, fake_provider):
+    # The local engine (espeak-ng) does not give identical bytes on two calls, so the byte-for-byte check runs
+    # against a deterministic provider; the next test does the same round trip against the local API.
+    provider = Connection(owner=alice, name="Fake", base_url=fake_provider)
+    provider.set_key("sk-fake")
+    provider.save()
+    clip = created_clip(create(alice_http, provider, model="fnlp/MOSS-TTSD-v0.5", voice="fnlp/MOSS-TTSD-v0.5:bella"))
+    streamed = alice_http.get(f"/speech/clips/{clip.pk}/stream/")
+    clip = wait_until_finished(clip)
+    body = services.request_body(clip)
+    reference = httpx.post(f"{fake_provider}/audio/speech", json=body).content
+    assert len(reference) == 600_000
+    assert sha(streamed.content) == sha(reference)
+    assert sha(clip.path.read_bytes()) == sha(reference) and clip.bytes == len(reference)
+    assert sha(alice_http.get(f"/speech/clips/{clip.pk}/download/").content) == sha(reference)
+    assert clip.status == "complete" and clip.trace_id.startswith("fake-")
+
+
+def test_a_local_clip_plays_while_saved_whole(live_server, catalog, alice, alice_http, local_connection):
     clip = created_clip(create(alice_http, local_connection))
     streamed = alice_http.get(f"/speech/clips/{clip.pk}/stream/")
     assert streamed.status_code == 200 and streamed.headers["content-type"] == "audio/mpeg"
     clip = wait_until_finished(clip)
-    body = services.request_body(clip)
-    assert body == {"model": "local/tts", "input": TEXT, "voice": "local/tts:alex", "response_format": "mp3",
-                    "sample_rate": 44100, "speed": 1.0, "gain": 0.0, "stream": True}
-    reference = direct(live_server, body)
-    assert sha(streamed.content) == sha(reference)
-    assert clip.status == "complete" and clip.bytes == len(reference) and clip.trace_id
-    assert sha(clip.path.read_bytes()) == sha(reference)
+    assert services.request_body(clip) == {
+        "model": "local/tts", "input": TEXT, "voice": "local/tts:alex", "response_format": "mp3",
+        "sample_rate": 44100, "speed": 1.0, "gain": 0.0, "stream": True,
+    }
+    saved = clip.path.read_bytes()
+    assert clip.status == "complete" and clip.bytes == len(saved) > 10_000 and clip.trace_id
+    assert sha(streamed.content) == sha(saved)
+    with av.open(io.BytesIO(saved)) as container:
+        assert container.format.name == "mp3"
+        seconds = sum(frame.samples for frame in container.decode(audio=0)) / 44100
+    direct_seconds = len(direct(live_server, services.request_body(clip))) / len(saved) * seconds
+    assert seconds > 5 and abs(seconds - direct_seconds) < 0.5
     download = alice_http.get(f"/speech/clips/{clip.pk}/download/")
-    assert download.status_code == 200 and sha(download.content) == sha(reference)
+    assert download.status_code == 200 and sha(download.content) == sha(saved)
     assert download.headers["content-type"] == "audio/mpeg"
     disposition = download.headers["content-disposition"]
-    assert disposition.startswith("attachment;") and "local-tts_alex.mp3" in disposition
-    assert re.search(r'filename="\d{4}-\d{2}-\d{2}-\d{6}_local-tts_alex\.mp3"', disposition)
+    assert re.search(r'^attachment; filename="\d{4}-\d{2}-\d{2}-\d{6}_local-tts_alex\.mp3"', disposition)
 
 
 def test_range_requests_return_the_exact_bytes(live_server, catalog, alice, alice_http, local_connection):
@@ -107,7 +131,6 @@ def test_a_pcm_clip_downloads_raw_and_as_a_valid_wav(live_server, catalog, alice
     raw = alice_http.get(f"/speech/clips/{clip.pk}/download/")
     assert raw.headers["content-disposition"].endswith('.pcm"') or '.pcm"' in raw.headers["content-disposition"]
     assert raw.content == clip.path.read_bytes() and len(raw.content) == clip.bytes > 0
-    assert sha(raw.content) == sha(direct(live_server, services.request_body(clip)))
     # The in-page player gets a WAV header before the raw samples.
     assert playable.headers["content-type"] == "audio/wav" and playable.content[:4] == b"RIFF"
     assert playable.content[44:] == raw.content
