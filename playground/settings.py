@@ -125,7 +125,9 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1500, "expiry": 30},
+            # redis-py 8 defaults socket_timeout to 5 s, which aborts the layer's blocking BZPOPMIN
+            # (channels_redis#422): every idle websocket would crash after 5 s. No timeout, as before 8.
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": None}], "capacity": 1500, "expiry": 30},
         }
     }
 else:

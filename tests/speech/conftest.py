@@ -57,7 +57,12 @@ class _FakeProvider(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("x-service-trace-id", "fake-" + hashlib.sha256(request).hexdigest()[:12])
         self.end_headers()
-        for start in range(0, len(audio), 7919):
+        drop_after = int(self.headers.get("X-Fake-Drop-After") or 0)
+        for number, start in enumerate(range(0, len(audio), 7919)):
+            if drop_after and number >= drop_after:
+                # The connection breaks: no terminating chunk.
+                self.close_connection = True
+                return
             piece = audio[start : start + 7919]
             self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
             self.wfile.flush()

@@ -144,19 +144,30 @@ def test_a_pcm_clip_downloads_raw_and_as_a_valid_wav(live_server, catalog, alice
     assert part.status_code == 206 and part.content == as_wav.content[40:60]
 
 
-async def test_an_interrupted_clip_is_marked_incomplete(live_server, catalog, alice, local_connection):
+async def test_an_interrupted_clip_is_marked_incomplete(live_server, catalog, alice, fake_provider):
+    provider = Connection(owner=alice, name="Fake", base_url=fake_provider)
+    provider.set_key("sk-fake")
+    await provider.asave()
+    clip = await services.start_clip(
+        owner=alice, connection=provider, model="fnlp/MOSS-TTSD-v0.5", text=TEXT, voice="fnlp/MOSS-TTSD-v0.5:alex",
+        headers={"X-Fake-Drop-After": "3"},
+    )
+    clip = await services.wait(clip)
+    assert clip.status == "incomplete"
+    assert clip.bytes == 3 * 7919 == clip.path.stat().st_size
+    assert clip.error["title"] == "The stream was cut off"
+    assert "incomplete" in clip.download_name()
+
+
+@pytest.mark.xfail(strict=True, reason="the local API's speech drop-after-N ends the chunked body cleanly under "
+                                        "daphne, so no client can tell the clip was cut")
+async def test_a_local_clip_cut_by_the_drop_fault_is_marked_incomplete(live_server, catalog, alice, local_connection):
     clip = await services.start_clip(
         owner=alice, connection=local_connection, model="local/tts", text=TEXT * 4, voice="local/tts:anna",
         headers={"X-Local-Fault": "drop-after-3"},
     )
     clip = await services.wait(clip)
     assert clip.status == "incomplete"
-    assert 0 < clip.bytes == clip.path.stat().st_size
-    assert clip.error["title"] == "The stream was cut off"
-    whole = await services.start_clip(owner=alice, connection=local_connection, model="local/tts", text=TEXT * 4,
-                                      voice="local/tts:anna")
-    whole = await services.wait(whole)
-    assert whole.status == "complete" and whole.bytes > clip.bytes
 
 
 def test_an_incomplete_clip_is_shown_as_incomplete(live_server, catalog, alice, alice_client, local_connection, tmp_path):
