@@ -76,7 +76,7 @@ def server_env(port: int, **extra: str) -> dict[str, str]:
 
 
 def start_server(port: int, log_path: Path, **extra: str) -> subprocess.Popen:
-    log = open(log_path, "ab")
+    log = open(log_path, "ab")  # noqa: SIM115 - the server process writes to it for its whole life
     process = subprocess.Popen(
         [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"],
         cwd=ROOT,

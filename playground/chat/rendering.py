@@ -252,7 +252,11 @@ class BlockRenderer:
         if self._fence is not None:
             char, length = self._fence
             stripped = line.strip()
-            if len(line) - len(line.lstrip(" ")) < 4 and stripped.startswith(char * length) and not stripped.strip(char):
+            if (
+                len(line) - len(line.lstrip(" ")) < 4
+                and stripped.startswith(char * length)
+                and not stripped.strip(char)
+            ):
                 self._fence = None
         elif not line.strip():
             if any(part.strip() for part in self._block):

@@ -227,13 +227,18 @@ def render_message(message: Message) -> str:
 
 
 async def start_turn(turn: Turn) -> "Generation":
-    """Announce the placeholder to the conversation's other tabs and start the generation."""
+    """Start the generation and announce its placeholder to the conversation's other tabs.
+
+    The upstream call starts first: its first token takes far longer than the announcement, which still
+    arrives before it, and a tab that sees a delta for an unknown message subscribes anyway.
+    """
+    generation = start(turn.assistant, turn.endpoint, turn.request.body, headers=turn.headers)
     html = await sync_to_async(render_message)(turn.assistant)
     await get_channel_layer().group_send(
         conversation_group(turn.conversation.pk),
         {"type": "chat.start", "message_id": turn.assistant.pk, "html": html},
     )
-    return start(turn.assistant, turn.endpoint, turn.request.body, headers=turn.headers)
+    return generation
 
 
 async def send(conversation: Conversation, content: str, *, headers: dict | None = None) -> Turn:
@@ -298,6 +303,7 @@ class Generation:
         self._pending_text: list[str] = []
         self._pending_reasoning: list[str] = []
         self._wake = asyncio.Event()
+        self._closing = False
         self.published_seq = 0
         self.renderer = BlockRenderer()
         self.blocks: list[str] = []
@@ -410,11 +416,13 @@ class Generation:
 
     async def _publish_loop(self, layer) -> None:
         # The first delta after a pause goes out at once; the ones that follow within a frame are merged.
-        while True:
+        # It is never cancelled mid-send (a delta would be lost): run() sets _closing and waits for it to end.
+        while not self._closing:
             await self._wake.wait()
             self._wake.clear()
             await self._publish(layer)
-            await asyncio.sleep(FRAME)
+            if not self._closing:
+                await asyncio.sleep(FRAME)
 
     def snapshot(self) -> dict:
         return {
@@ -480,11 +488,8 @@ class Generation:
         layer = get_channel_layer()
         channel = await layer.new_channel()
         await layer.group_add(generation_group(self.message_id), channel)
-        helpers = [
-            asyncio.create_task(self._listen(layer, channel)),
-            asyncio.create_task(self._publish_loop(layer)),
-            asyncio.create_task(self._flush_loop()),
-        ]
+        helpers = [asyncio.create_task(self._listen(layer, channel)), asyncio.create_task(self._flush_loop())]
+        publisher = asyncio.create_task(self._publish_loop(layer))
         status, error = Message.COMPLETE, None
         self.work = asyncio.create_task(self._call())
         try:
@@ -514,7 +519,9 @@ class Generation:
         finally:
             for helper in helpers:
                 helper.cancel()
-            for helper in helpers:
+            self._closing = True
+            self._wake.set()
+            for helper in [*helpers, publisher]:
                 with suppress(asyncio.CancelledError, Exception):
                     await helper
         try:

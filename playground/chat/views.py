@@ -92,9 +92,7 @@ def _page(request, conversation=None, **extra) -> dict:
 
 def _list(request, query: str = "") -> HttpResponse:
     conversations = Conversation.objects.for_user(request.user).search(query)[:LIST_LIMIT]
-    return render(
-        request, "chat/index.html#conversation-list", {"conversations": conversations, "query": query}
-    )
+    return render(request, "chat/index.html#conversation-list", {"conversations": conversations, "query": query})
 
 
 # ---------------------------------------------------------------- pages and conversation management
@@ -338,4 +336,3 @@ async def retry(request, pk, mid):
     if not request.htmx:
         return redirect("chat:conversation", pk=pk)
     return HttpResponse(await sync_to_async(services.render_message)(outcome.assistant))
-

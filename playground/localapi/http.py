@@ -10,6 +10,7 @@ import asyncio
 import concurrent.futures
 import json
 import re
+import sys
 import uuid
 from dataclasses import dataclass
 
@@ -199,3 +200,25 @@ def fault_for(request: HttpRequest, body=None) -> Fault | None:
         except ValueError:
             pass
     return Fault(value, error(400, f"X-Local-Fault: unknown fault {value!r}", code=INVALID_PARAMETER))
+
+
+async def drop_connection(request: HttpRequest) -> None:
+    """Close the client's TCP connection mid-response, as a failing provider would (the `drop-after-N` fault).
+
+    ASGI has no way to abort a response once started, so under daphne this finds the connection among the
+    reactor's readers by the client's address and closes it after flushing what was sent: the client sees a
+    chunked body that never ends properly. Elsewhere the body just ends early.
+    """
+    client = request.scope.get("client") if hasattr(request, "scope") else None
+    reactor = sys.modules.get("twisted.internet.reactor")
+    if client and reactor is not None and hasattr(reactor, "getReaders"):
+        for reader in reactor.getReaders():
+            try:
+                peer = reader.getPeer()
+            except (AttributeError, NotImplementedError):  # listening ports, the waker
+                continue
+            if (getattr(peer, "host", None), getattr(peer, "port", None)) == tuple(client):
+                reader.loseConnection()
+                # Let the disconnect reach the application, which then cancels this response.
+                await asyncio.sleep(5)
+                return

@@ -12,6 +12,9 @@ class ApiKey(models.Model):
     key = models.CharField(max_length=100, unique=True)
     created = models.DateTimeField(auto_now_add=True)
 
+    def __str__(self) -> str:
+        return f"key …{self.key[-4:]}"
+
 
 class Voice(models.Model):
     """A reference voice of one key. The seeded voices of a key have no recording.
@@ -45,6 +48,9 @@ class File(models.Model):
     created_at = models.BigIntegerField()
     content = models.FileField(upload_to="localapi/files/")
 
+    def __str__(self) -> str:
+        return self.id
+
 
 class Batch(models.Model):
     id = models.CharField(max_length=40, primary_key=True)
@@ -71,3 +77,6 @@ class Batch(models.Model):
     # Which server process runs it and when it last reported; a stale heartbeat lets another process resume it.
     worker = models.CharField(max_length=64, blank=True)
     heartbeat = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return self.id

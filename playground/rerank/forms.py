@@ -31,15 +31,21 @@ class RerankForm(forms.Form):
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["connection"].queryset = Connection.objects.for_user(user)
-        self.connection = self._selected_connection()
-        self.models = list(CatalogModel.objects.for_connection(self.connection, kind="rerank")) if self.connection else []
+        self.chosen_connection = self._selected_connection()
+        self.models = (
+            list(CatalogModel.objects.for_connection(self.chosen_connection, kind="rerank"))
+            if self.chosen_connection
+            else []
+        )
         self.fields["model"].choices = [(m.model_id, m.model_id) for m in self.models]
-        self.model = self._selected_model()
-        if self.connection:
-            self.initial.setdefault("connection", self.connection.pk)
-        if self.model:
-            self.initial["model"] = self.model.model_id
-        self.params = params_form(self.model, RERANK_PARAMS, self.data if self.is_bound else None, self.param_initial())
+        self.chosen_model = self._selected_model()
+        if self.chosen_connection:
+            self.initial.setdefault("connection", self.chosen_connection.pk)
+        if self.chosen_model:
+            self.initial["model"] = self.chosen_model.model_id
+        self.params = params_form(
+            self.chosen_model, RERANK_PARAMS, self.data if self.is_bound else None, self.param_initial()
+        )
 
     def param_initial(self) -> dict:
         return self.initial.get("params") or {}

@@ -20,14 +20,22 @@ async def call(*, connection, body: dict, headers: dict | None = None) -> client
     result = await client.rerank(endpoint, body)
     data = result.data
     if not isinstance(data, dict) or not isinstance(data.get("results"), list):
-        raise UpstreamError(kind="stream", message="The provider's rerank answer has no results list.",
-                            trace_id=result.trace_id)
+        raise UpstreamError(
+            kind="stream", message="The provider's rerank answer has no results list.", trace_id=result.trace_id
+        )
     return result
 
 
 def create_run(
-    *, owner, connection, model: str, query: str, documents: list[str], params: dict,
-    compared_to: RerankRun | None = None, headers: dict | None = None,
+    *,
+    owner,
+    connection,
+    model: str,
+    query: str,
+    documents: list[str],
+    params: dict,
+    compared_to: RerankRun | None = None,
+    headers: dict | None = None,
 ) -> RerankRun:
     """Call the provider and save the run; an UpstreamError propagates and nothing is saved."""
     body = request_body(model=model, query=query, documents=documents, params=params)
@@ -51,8 +59,13 @@ def compare(*, run: RerankRun, model: CatalogModel) -> RerankRun:
     supported = {param.name for param in params_for(model, RERANK_PARAMS)}
     params = {name: value for name, value in run.params.items() if name in supported}
     return create_run(
-        owner=run.owner, connection=run.connection, model=model.model_id, query=run.query,
-        documents=run.documents, params=params, compared_to=run,
+        owner=run.owner,
+        connection=run.connection,
+        model=model.model_id,
+        query=run.query,
+        documents=run.documents,
+        params=params,
+        compared_to=run,
     )
 
 

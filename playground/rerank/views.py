@@ -66,8 +66,8 @@ def run(request):
     try:
         new_run = services.create_run(
             owner=request.user,
-            connection=form.connection,
-            model=form.model.model_id,
+            connection=form.chosen_connection,
+            model=form.chosen_model.model_id,
             query=form.cleaned_data["query"],
             documents=form.cleaned_data["document_list"],
             params=form.params.request_values(),

@@ -11,15 +11,27 @@ def wav_header(sample_rate: int, data_size: int | None) -> bytes:
     data = UNKNOWN_SIZE if data_size is None else data_size
     riff = UNKNOWN_SIZE if data_size is None else 36 + data_size
     return struct.pack(
-        "<4sI4s4sIHHIIHH4sI", b"RIFF", riff, b"WAVE", b"fmt ", 16, 1, 1, sample_rate, sample_rate * 2, 2, 16,
-        b"data", data,
+        "<4sI4s4sIHHIIHH4sI",
+        b"RIFF",
+        riff,
+        b"WAVE",
+        b"fmt ",
+        16,
+        1,
+        1,
+        sample_rate,
+        sample_rate * 2,
+        2,
+        16,
+        b"data",
+        data,
     )
 
 
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
 
 
-def parse_range(header: str, size: int) -> tuple[int, int] | None | bool:
+def parse_range(header: str, size: int) -> tuple[int, int] | bool | None:
     """(start, end inclusive) of a single byte range; None to serve the whole file; False when unsatisfiable."""
     match = _RANGE.match(header.strip()) if header else None
     if not match:

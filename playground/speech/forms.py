@@ -39,16 +39,21 @@ class SpeechForm(forms.Form):
     def __init__(self, *args, user, custom_voices=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["connection"].queryset = Connection.objects.for_user(user)
-        self.connection = self._selected_connection()
-        self.models = list(CatalogModel.objects.for_connection(self.connection, kind="speech")) if self.connection else []
+        self.chosen_connection = self._selected_connection()
+        self.models = (
+            list(CatalogModel.objects.for_connection(self.chosen_connection, kind="speech"))
+            if self.chosen_connection
+            else []
+        )
         self.fields["model"].choices = [(m.model_id, m.model_id) for m in self.models]
-        self.model = self._selected_model()
-        if self.model:
-            self.initial["model"] = self.model.model_id
+        self.chosen_model = self._selected_model()
+        if self.chosen_model:
+            self.initial["model"] = self.chosen_model.model_id
         self.custom_voices = custom_voices or []
-        self.presets = preset_voices(self.model.model_id) if self.model else []
-        self.params = params_form(self.model, SPEECH_PARAMS, self.data if self.is_bound else None,
-                                  self.initial.get("params"))
+        self.presets = preset_voices(self.chosen_model.model_id) if self.chosen_model else []
+        self.params = params_form(
+            self.chosen_model, SPEECH_PARAMS, self.data if self.is_bound else None, self.initial.get("params")
+        )
 
     def _selected_connection(self) -> Connection | None:
         queryset = self.fields["connection"].queryset
@@ -79,17 +84,23 @@ class SpeechForm(forms.Form):
     def _check_voice(self, name: str, value: str) -> None:
         # Custom voices are checked by the provider (they are the caller's own); presets must match the model.
         if value and not value.startswith("speech:") and value not in self.presets:
-            self.add_error(name, f"{name}: choose one of the {len(self.presets)} voices of {self.model} or one of yours.")
+            self.add_error(
+                name, f"{name}: choose one of the {len(self.presets)} voices of {self.chosen_model} or one of yours."
+            )
 
     def clean(self):
         cleaned = super().clean()
         voice = cleaned.get("voice") or ""
         first, second = cleaned.get("reference_1") or "", cleaned.get("reference_2") or ""
         if voice and (first or second):
-            self.add_error("voice", "voice: mutually exclusive with references — choose one voice or two reference voices.")
+            self.add_error(
+                "voice", "voice: mutually exclusive with references — choose one voice or two reference voices."
+            )
         elif (first or second) and not (first and second):
-            self.add_error("reference_1" if not first else "reference_2",
-                           "references: two reference voices are needed, one for [S1] and one for [S2].")
+            self.add_error(
+                "reference_1" if not first else "reference_2",
+                "references: two reference voices are needed, one for [S1] and one for [S2].",
+            )
         elif not voice and not first:
             self.add_error("voice", "voice: choose a voice, or two reference voices.")
         for name, value in (("voice", voice), ("reference_1", first), ("reference_2", second)):
@@ -118,8 +129,8 @@ class SpeechForm(forms.Form):
         sample_rate = int(values.pop("sample_rate", 0) or 0) or None
         first, second = self.cleaned_data.get("reference_1"), self.cleaned_data.get("reference_2")
         return {
-            "connection": self.connection,
-            "model": self.model.model_id,
+            "connection": self.chosen_connection,
+            "model": self.chosen_model.model_id,
             "text": self.cleaned_data["input"],
             "voice": "" if first else self.cleaned_data.get("voice", ""),
             "references": [{"audio": first}, {"audio": second}] if first else None,

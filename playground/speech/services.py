@@ -131,8 +131,11 @@ async def _relay(clip: SpeechClip, endpoint, relay: Relay, started: asyncio.Futu
             return
         error = exc.as_dict()
     except asyncio.CancelledError:
-        error = {"title": "Stopped", "message": "The server stopped before the clip was complete.",
-                 "next_step": "Generate the clip again."}
+        error = {
+            "title": "Stopped",
+            "message": "The server stopped before the clip was complete.",
+            "next_step": "Generate the clip again.",
+        }
         raise
     except Exception as exc:
         log.exception("speech relay of clip %s failed", clip.pk)
@@ -203,8 +206,11 @@ async def tail(clip: SpeechClip, *, playable: bool = True) -> AsyncIterator[byte
             if await _is_stale(clip):
                 await SpeechClip.objects.filter(pk=clip.pk, status=SpeechClip.STREAMING).aupdate(
                     status=SpeechClip.INCOMPLETE,
-                    error={"title": "Interrupted", "message": "The clip stopped growing before it was complete.",
-                           "next_step": "Generate the clip again."},
+                    error={
+                        "title": "Interrupted",
+                        "message": "The clip stopped growing before it was complete.",
+                        "next_step": "Generate the clip again.",
+                    },
                     finished=timezone.now(),
                 )
                 return
@@ -264,10 +270,16 @@ async def list_voices(connection) -> list[dict]:
     result = await client.voices(await connection.aendpoint())
     items = result.data.get("results") if isinstance(result.data, dict) else None
     if not isinstance(items, list):
-        raise UpstreamError(kind="stream", message="The provider's voice list has no results.", trace_id=result.trace_id)
+        raise UpstreamError(
+            kind="stream", message="The provider's voice list has no results.", trace_id=result.trace_id
+        )
     return [
-        {"model": str(v.get("model", "")), "name": str(v.get("customName", "")), "text": str(v.get("text", "")),
-         "uri": str(v.get("uri", ""))}
+        {
+            "model": str(v.get("model", "")),
+            "name": str(v.get("customName", "")),
+            "text": str(v.get("text", "")),
+            "uri": str(v.get("uri", "")),
+        }
         for v in items
         if isinstance(v, dict) and v.get("uri")
     ]

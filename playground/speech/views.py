@@ -30,7 +30,7 @@ def _voices_for(connection) -> tuple[list[dict], UpstreamError | None]:
 
 def _form(request, data=None, initial=None) -> tuple[SpeechForm, UpstreamError | None]:
     probe = SpeechForm(data, user=request.user, initial=initial)
-    voices, error = _voices_for(probe.connection)
+    voices, error = _voices_for(probe.chosen_connection)
     return SpeechForm(data, user=request.user, initial=initial, custom_voices=voices), error
 
 
@@ -42,6 +42,7 @@ def _context(request, form, voices_error=None, clip=None, error=None) -> dict:
         "error": error,
         "clips": SpeechClip.objects.for_user(request.user)[:30],
         "limit": SPEECH_INPUT_LIMIT,
+        "limit_display": f"{SPEECH_INPUT_LIMIT:,}",
         "sample_rates": {fmt: list(rates) for fmt, rates in SAMPLE_RATES.items()},
         "default_rates": DEFAULT_SAMPLE_RATE,
     }
@@ -128,8 +129,9 @@ async def download(request, pk, variant=""):
     """The saved file with Range support; `wav` of a pcm clip adds a WAV header built from its sample rate."""
     clip = await aget_clip(request, pk)
     if clip.streaming:
-        return HttpResponse("The clip is still arriving: download it once it is complete.", status=409,
-                            content_type="text/plain")
+        return HttpResponse(
+            "The clip is still arriving: download it once it is complete.", status=409, content_type="text/plain"
+        )
     if variant == "wav" and clip.response_format != "pcm":
         variant = ""
     try:
@@ -154,7 +156,9 @@ async def download(request, pk, variant=""):
         response["Content-Range"] = f"bytes {start}-{end}/{total}"
     response["Accept-Ranges"] = "bytes"
     disposition = "inline" if request.GET.get("inline") else "attachment"
-    response["Content-Disposition"] = f"{disposition}; filename=\"{filename}\"; filename*=UTF-8''{urllib.parse.quote(filename)}"
+    response["Content-Disposition"] = (
+        f"{disposition}; filename=\"{filename}\"; filename*=UTF-8''{urllib.parse.quote(filename)}"
+    )
     return response
 
 
@@ -217,8 +221,12 @@ def voice_upload(request):
     audio = form.cleaned_data["audio"]
     try:
         created = async_to_sync(services.upload_voice)(
-            connection, audio=audio.read(), filename=audio.name, custom_name=form.cleaned_data["custom_name"],
-            text=form.cleaned_data["text"], model=model,
+            connection,
+            audio=audio.read(),
+            filename=audio.name,
+            custom_name=form.cleaned_data["custom_name"],
+            text=form.cleaned_data["text"],
+            model=model,
         )
     except UpstreamError as error:
         return _voices_page(request, connection, upload_form=form, error=error)
@@ -243,11 +251,16 @@ async def voice_preview(request):
     """Synthesize a short sample with a custom voice; answers with a player (htmx) or the clip's page."""
     user = await request.auser()
     connection = await sync_to_async(_connection_from)(request, request.POST)
-    models = await sync_to_async(services_models)(connection)
+    models = await sync_to_async(_speech_models)(connection)
     try:
         clip = await services.start_clip(
-            owner=user, connection=connection, model=request.POST.get("model") or models[0].model_id,
-            text=PREVIEW_TEXT, voice=request.POST.get("uri", ""), response_format="mp3", sample_rate=44100,
+            owner=user,
+            connection=connection,
+            model=request.POST.get("model") or models[0].model_id,
+            text=PREVIEW_TEXT,
+            voice=request.POST.get("uri", ""),
+            response_format="mp3",
+            sample_rate=44100,
         )
     except (UpstreamError, IndexError) as error:
         if isinstance(error, IndexError):

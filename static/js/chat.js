@@ -19,7 +19,7 @@
   var sending = false;
   var deferredStarts = [];
   var stick = true;
-  var stats = { received: 0, receivedSeq: 0, shown: 0, shownSeq: 0, frames: 0 };
+  var stats = { received: 0, receivedSeq: 0, shown: 0, shownSeq: 0, frames: 0, patched: 0, replaced: 0 };
 
   function csrfToken() {
     try {
@@ -30,10 +30,11 @@
     }
   }
 
-  function post(url, body) {
+  // Form fields are sent url-encoded: an empty multipart body is rejected by Django with a 400.
+  function post(url, form) {
     return fetch(url, {
       method: "POST",
-      body: body || new FormData(),
+      body: new URLSearchParams(form ? new FormData(form) : undefined),
       credentials: "same-origin",
       headers: { "HX-Request": "true", "X-CSRFToken": csrfToken() },
     });
@@ -66,7 +67,15 @@
       if (articleFor(article.dataset.messageId)) return;
       var empty = inner.querySelector(".thread-empty");
       if (empty) empty.remove();
-      inner.appendChild(article);
+      // Keep the thread in message order (ids grow); new messages almost always go last.
+      var id = Number(article.dataset.messageId);
+      var next = null;
+      var node = inner.lastElementChild;
+      while (node && node.dataset && Number(node.dataset.messageId) > id) {
+        next = node;
+        node = node.previousElementSibling;
+      }
+      inner.insertBefore(article, next);
       added.push(article);
     });
     added.forEach(prepare);
@@ -119,7 +128,8 @@
   }
 
   function track(id) {
-    if (!messages[id]) messages[id] = { seq: 0, ready: false, queue: emptyQueue() };
+    // html: the finished blocks' HTML received so far (null until a snapshot), a prefix of the final render.
+    if (!messages[id]) messages[id] = { seq: 0, ready: false, html: null, queue: emptyQueue() };
     return messages[id];
   }
 
@@ -137,7 +147,7 @@
     var id = String(data.message_id);
     if (data.type === "start") {
       if (sending) deferredStarts.push(data.html);
-      else insertArticles(data.html);
+      else if (insertArticles(data.html).length) syncThread();
       return;
     }
     if (!articleFor(id)) return;
@@ -146,6 +156,7 @@
     if (data.type === "snapshot") {
       state.ready = true;
       state.seq = data.seq;
+      state.html = data.blocks.join("");
       queue.snapshot = data;
       queue.blocks = [];
       queue.tail = null;
@@ -154,7 +165,10 @@
       // Before its snapshot, a message's deltas are already part of what the snapshot will bring.
       if (!state.ready || data.seq <= state.seq) return;
       state.seq = data.seq;
-      if (data.blocks && data.blocks.length) Array.prototype.push.apply(queue.blocks, data.blocks);
+      if (data.blocks && data.blocks.length) {
+        Array.prototype.push.apply(queue.blocks, data.blocks);
+        state.html += data.blocks.join("");
+      }
       if (typeof data.tail === "string") queue.tail = data.tail;
       if (data.reasoning) queue.reasoning.push(data.reasoning);
       stats.received = performance.now();
@@ -183,7 +197,7 @@
       var queue = state.queue;
       state.queue = emptyQueue();
       if (article) {
-        apply(article, queue);
+        apply(article, queue, state);
         shownSeq = Math.max(shownSeq, state.seq);
       }
     });
@@ -195,7 +209,7 @@
     updateComposer();
   }
 
-  function apply(article, queue) {
+  function apply(article, queue, state) {
     var body = article.querySelector(".message-body");
     var blocks = body && body.querySelector(".blocks");
     var tail = body && body.querySelector(".tail");
@@ -214,26 +228,32 @@
     if (waiting && ((blocks && blocks.firstChild) || (tail && tail.firstChild) || (thinkingText && thinkingText.firstChild))) {
       waiting.hidden = true;
     }
-    if (queue.final) finish(article, queue.final);
+    if (queue.final) finish(article, queue.final, state.html);
   }
 
   // The final render replaces the article's header, thinking, meta and error parts; the body the user has been
-  // reading stays in place and only gains the last block, so a long answer is not laid out again.
-  function finish(article, html) {
-    var fresh = parse(html).querySelector("article");
-    if (!fresh) return;
+  // reading stays in place and only gains the last block, so a long answer is neither parsed nor laid out again.
+  // The blocks already shown are cut out of the final HTML before parsing when they are its exact prefix.
+  var BLOCKS = '<div class="blocks">';
+  function finish(article, html, live) {
     var oldBody = article.querySelector(".message-body");
-    var newBody = fresh.querySelector(".message-body");
     var oldBlocks = oldBody && oldBody.querySelector(".blocks");
+    if (live === null && oldBlocks && !oldBlocks.firstChild) live = "";
+    var at = html.indexOf(BLOCKS) + BLOCKS.length;
+    var prefix = oldBlocks && live !== null && at >= BLOCKS.length && html.substr(at, live.length) === live;
+    var fresh = parse(prefix ? html.slice(0, at) + html.slice(at + live.length) : html).querySelector("article");
+    if (!fresh) return;
+    var newBody = fresh.querySelector(".message-body");
     var newBlocks = newBody && newBody.querySelector(".blocks");
-    if (!oldBlocks || !newBlocks || newBlocks.children.length < oldBlocks.children.length) {
+    if (!prefix || !newBlocks) {
+      stats.replaced += 1;
       article.replaceWith(fresh);
       prepare(fresh);
       return;
     }
-    var extra = Array.prototype.slice.call(newBlocks.children, oldBlocks.children.length);
+    stats.patched += 1;
     var fragment = document.createDocumentFragment();
-    extra.forEach(function (node) { fragment.appendChild(node); });
+    while (newBlocks.firstChild) fragment.appendChild(newBlocks.firstChild);
     oldBlocks.appendChild(fragment);
     oldBody.querySelector(".tail").textContent = "";
     oldBody.hidden = newBody.hidden;
@@ -312,7 +332,7 @@
     if (sending || streaming().length || !input || !input.value.trim()) return;
     sending = true;
     updateComposer();
-    post(form.action, new FormData(form))
+    post(form.action, form)
       .then(function (response) {
         return response.text().then(function (text) { return { response: response, text: text }; });
       })
@@ -345,6 +365,17 @@
       });
   }
 
+  // A generation started in another tab: its question is not in this one yet, so fetch what is missing.
+  function syncThread() {
+    fetch(location.pathname, { credentials: "same-origin" })
+      .then(function (response) { return response.ok ? response.text() : ""; })
+      .then(function (html) {
+        var page = parse(html);
+        var articles = page.querySelectorAll("#thread article[data-message-id]");
+        insertArticles(Array.prototype.map.call(articles, function (a) { return a.outerHTML; }).join(""));
+      });
+  }
+
   function stopAll() {
     streaming().forEach(function (article) {
       var sent = sendJSON({ type: "stop", message_id: Number(article.dataset.messageId) });
@@ -358,6 +389,15 @@
     if (!search || !list || !window.htmx) return;
     window.htmx.ajax("GET", search.getAttribute("hx-get") + "?q=" + encodeURIComponent(search.value), {
       target: "#conversation-list", swap: "outerHTML",
+    }).then(function () {
+      // The first message names the conversation: show the new title in the toolbar too.
+      var link = document.querySelector('#conversation-list a[href="/c/' + thread.dataset.conversation + '/"]');
+      var title = document.querySelector(".chat-title");
+      if (link) link.setAttribute("aria-current", "page");
+      if (link && title) {
+        title.textContent = link.querySelector(".conversation-title").textContent;
+        document.title = title.textContent + " · Playground";
+      }
     });
   }
 
@@ -367,7 +407,8 @@
     var article = form.closest("article");
     var button = form.querySelector("button");
     if (button) button.disabled = true;
-    post(form.action, new FormData(form))
+    sending = true;
+    post(form.action, form)
       .then(function (response) {
         return response.text().then(function (text) { return { response: response, text: text }; });
       })
@@ -385,6 +426,11 @@
         var note = form.querySelector(".countdown");
         if (note) note.textContent = "Could not reach the server.";
         if (button) button.disabled = false;
+      })
+      .then(function () {
+        sending = false;
+        deferredStarts.splice(0).forEach(insertArticles);
+        updateComposer();
       });
   }
 
@@ -442,10 +488,37 @@
 
   function syncPanelToggle() {
     var collapsed = workspace.classList.contains("panel-collapsed");
-    var reopen = workspace.querySelector(".panel-reopen");
-    if (reopen) reopen.hidden = !collapsed;
     document.querySelectorAll(".panel-toggle").forEach(function (button) {
       button.setAttribute("aria-expanded", collapsed ? "false" : "true");
+    });
+  }
+
+  // Bounded numeric parameters get a slider beside their number box (the box is what the form posts).
+  function addSliders() {
+    document.querySelectorAll("#panel .param-number input[type=number][min][max]").forEach(function (box) {
+      if (box.dataset.slider) return;
+      box.dataset.slider = "1";
+      // Integer fields have no step attribute; float fields have one (or "any"). Wide integer ranges (seed,
+      // max_tokens, thinking_budget) are typed, not slid.
+      var step = box.getAttribute("step");
+      if (!step && Number(box.max) - Number(box.min) > 100) return;
+      var range = document.createElement("input");
+      range.type = "range";
+      range.className = "param-range";
+      range.min = box.min;
+      range.max = box.max;
+      range.step = !step ? "1" : step === "any" ? "0.01" : step;
+      range.tabIndex = -1;
+      range.setAttribute("aria-hidden", "true");
+      var sync = function () {
+        range.classList.toggle("unset", box.value === "");
+        if (box.value !== "") range.value = box.value;
+      };
+      sync();
+      range.addEventListener("input", function () { box.value = range.value; range.classList.remove("unset"); });
+      box.addEventListener("input", sync);
+      var help = box.parentNode.querySelector(".help");
+      box.parentNode.insertBefore(range, help || null);
     });
   }
 
@@ -466,6 +539,7 @@
       if (tab && tab.getAttribute("aria-selected") !== "true") window.Playground.selectTab(tab);
     }
     keepTab = null;
+    addSliders();
     // A model or connection switch re-renders the panel with that model's parameters; then save them.
     if (switched) {
       switched = false;
@@ -507,8 +581,12 @@
     }
   });
 
+  var previewTimer = null;
   document.addEventListener("input", function (event) {
-    if (event.target.id === "composer-input") autosize(event.target);
+    if (event.target.id !== "composer-input") return;
+    autosize(event.target);
+    clearTimeout(previewTimer);
+    previewTimer = setTimeout(refreshPreview, 400);
   });
 
   // Capture phase: give code-block copy buttons their text before app.js copies it.
@@ -543,6 +621,7 @@
   if (localStorage.getItem("chat-panel-collapsed") && workspace) workspace.classList.add("panel-collapsed");
   if (workspace) syncPanelToggle();
   startCountdowns(thread);
+  addSliders();
   updateComposer();
   scrollToEnd();
   var input = document.getElementById("composer-input");
@@ -552,5 +631,10 @@
   }
   connect();
 
-  window.ChatClient = { stats: stats, stop: stopAll, messages: messages };
+  window.ChatClient = {
+    stats: stats,
+    stop: stopAll,
+    // Drops the websocket as a network failure would (it reconnects and resubscribes); for tests and demos.
+    drop: function () { if (socket) socket.close(); },
+  };
 })();

@@ -1,5 +1,7 @@
 """The chat page in Chromium against the live daphne server (local API at 200 tokens/s)."""
 
+import itertools
+import re
 import time
 
 import pytest
@@ -53,19 +55,24 @@ def test_send_and_watch_the_answer_grow(open_chat):
     answer = send(page, "Write 300 words about rivers")
     expect(page.locator('article[data-role="user"]')).to_contain_text("Write 300 words about rivers")
     expect(page.get_by_role("button", name="Stop")).to_be_enabled()
+    # The first message names the conversation, in the list and in the toolbar.
+    expect(page.locator(".chat-title")).to_have_text("Write 300 words about rivers")
+    expect(page.locator("#conversation-list")).to_contain_text("Write 300 words about rivers")
 
     lengths = []
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and answer.get_attribute("data-status") == "streaming":
         lengths.append(body_length(answer))
         page.wait_for_timeout(120)
-    growing = [b for a, b in zip(lengths, lengths[1:]) if b > a]
+    growing = [b for a, b in itertools.pairwise(lengths) if b > a]
     assert len(growing) >= 5, f"the answer did not visibly grow while streaming: {lengths}"
     assert lengths[0] < lengths[-1]
 
     expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
     # Live and reloaded renders agree, and the final one carries the per-answer figures.
     live_html = answer.locator(".message-body .blocks").inner_html()
+    # The final render kept the blocks on screen (they were an exact prefix of it) instead of re-rendering them.
+    assert page.evaluate("window.ChatClient.stats.patched") == 1
     meta = answer.locator(".message-meta")
     expect(meta).to_contain_text("completion")
     expect(meta).to_contain_text("TTFT")
@@ -90,9 +97,7 @@ def _normalised(html: str) -> str:
 def test_stop_mid_stream_keeps_the_partial_answer_across_a_reload(open_chat):
     page = open_chat()
     answer = send(page, "Write 3000 words about mountains")
-    page.wait_for_function(
-        "node => node.innerText.length > 200", arg=answer.locator(".message-body").element_handle()
-    )
+    page.wait_for_function("node => node.innerText.length > 200", arg=answer.locator(".message-body").element_handle())
     page.get_by_role("button", name="Stop").click()
     expect(answer).to_have_attribute("data-status", "stopped", timeout=15_000)
     expect(answer).to_contain_text("Stopped")
@@ -112,9 +117,7 @@ def test_stop_mid_stream_keeps_the_partial_answer_across_a_reload(open_chat):
 def test_escape_stops_the_stream(open_chat):
     page = open_chat()
     answer = send(page, "Write 3000 words about forests")
-    page.wait_for_function(
-        "node => node.innerText.length > 50", arg=answer.locator(".message-body").element_handle()
-    )
+    page.wait_for_function("node => node.innerText.length > 50", arg=answer.locator(".message-body").element_handle())
     page.keyboard.press("Escape")
     expect(answer).to_have_attribute("data-status", "stopped", timeout=15_000)
 
@@ -193,6 +196,12 @@ def test_the_panel_shows_only_the_parameters_the_model_supports(open_chat):
     expect(page.get_by_label("temperature")).to_be_visible()
     screenshot(page, "chat-panel-reasoner")
 
+    # The panel collapses (and comes back) from the toolbar.
+    page.get_by_role("button", name="Settings", exact=True).click()
+    expect(page.locator("#chat-panel")).to_be_hidden()
+    page.get_by_role("button", name="Settings", exact=True).click()
+    expect(page.locator("#chat-panel")).to_be_visible()
+
     page.get_by_label("Model", exact=True).select_option("local/chat")
     expect(page.get_by_label("thinking_budget")).to_have_count(0)
     expect(page.get_by_label("temperature")).to_be_visible()
@@ -227,8 +236,148 @@ def test_a_narrow_screen_turns_the_panes_into_drawers(open_chat):
     expect(page.locator("#conversation-drawer")).to_be_hidden()
     expect(page.locator("#chat-panel")).to_be_hidden()
     send(page, "What is 2 + 2?")
-    expect(page.locator('article[data-role="assistant"]').last).to_have_attribute("data-status", "complete", timeout=DONE)
+    expect(page.locator('article[data-role="assistant"]').last).to_have_attribute(
+        "data-status", "complete", timeout=DONE
+    )
     screenshot(page, "chat-phone")
     page.get_by_role("button", name="Show conversations").click()
     expect(page.locator("#conversation-drawer")).to_be_visible()
     screenshot(page, "chat-phone-drawer")
+
+
+def test_a_dropped_websocket_reconnects_and_the_answer_has_no_gap_and_no_duplicate(open_chat):
+    page = open_chat()
+    answer = send(page, "Write 600 words about glaciers")
+    page.wait_for_function("node => node.innerText.length > 300", arg=answer.locator(".message-body").element_handle())
+    page.evaluate("window.ChatClient.drop()")
+    page.wait_for_timeout(400)
+    page.evaluate("window.ChatClient.drop()")
+    expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
+    message = Message.objects.get(pk=answer.get_attribute("data-message-id"))
+    live = answer.locator(".message-body .blocks").inner_html()
+    page.reload()
+    reloaded = page.locator('article[data-role="assistant"]').last.locator(".message-body .blocks").inner_html()
+    assert _normalised(live) == _normalised(reloaded)
+    assert "glaciers" in message.content.lower()
+
+
+def test_a_second_tab_opened_mid_stream_sees_the_whole_answer(open_chat, context):
+    page = open_chat()
+    answer = send(page, "Write 500 words about deserts")
+    page.wait_for_function("node => node.innerText.length > 200", arg=answer.locator(".message-body").element_handle())
+    second = context.new_page()
+    second.goto(page.url)
+    other = second.locator('article[data-role="assistant"]').last
+    expect(other).to_have_attribute("data-status", "streaming")
+    expect(other).to_have_attribute("data-status", "complete", timeout=DONE)
+    expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
+    first_text = answer.locator(".message-body").inner_text()
+    assert other.locator(".message-body").inner_text() == first_text
+
+
+def test_code_blocks_are_highlighted_with_a_copy_button(open_chat):
+    page = open_chat()
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    answer = send(page, "Write a python code example")
+    expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
+    block = answer.locator(".code-block").first
+    expect(block.locator("code.language-python")).to_be_visible()
+    assert block.locator("span.tok-kw").count() > 0
+    copy = block.locator(".copy-button")
+    expect(copy).to_have_accessible_name("Copy")
+    copy.click()
+    expect(copy).to_have_text("Copied")
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied == block.locator("pre code").text_content()
+    screenshot(page, "chat-code")
+
+
+def test_remote_images_load_only_after_a_click(open_chat, live_server):
+    page = open_chat()
+    image_url = f"{live_server.url}/static/img/favicon.svg?probe=1"
+    requested = []
+    page.on("request", lambda request: requested.append(request.url) if "probe=1" in request.url else None)
+    answer = send(page, f'Please quote: "![a logo]({image_url})"')
+    expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
+    placeholder = answer.get_by_role("button", name="Load image: a logo")
+    expect(placeholder).to_be_visible()
+    assert answer.locator("img").count() == 0
+    page.wait_for_timeout(300)
+    assert requested == []
+    placeholder.click()
+    expect(answer.locator("img")).to_have_attribute("src", image_url)
+    page.wait_for_timeout(300)
+    assert requested == [image_url]
+
+
+def test_a_new_user_sees_the_empty_state_and_starts_a_conversation_from_the_composer(alice_page, live_server):
+    call_command("seed_catalog", verbosity=0)
+    page = alice_page
+    page.goto("/")
+    expect(page.locator("#conversation-list")).to_contain_text("No conversations yet — start one")
+    screenshot(page, "chat-empty")
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("What is 6 * 7?")
+    box.press("Enter")
+    page.wait_for_url("**/c/*/")
+    answer = page.locator('article[data-role="assistant"]').last
+    expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
+    expect(answer.locator(".message-body")).to_contain_text("42")
+    expect(page.locator("#conversation-list")).to_contain_text("What is 6 * 7?")
+
+    # Ctrl+K focuses the live search, which filters the list by title and content.
+    page.keyboard.press("Control+k")
+    search = page.get_by_role("searchbox", name="Search conversations")
+    expect(search).to_be_focused()
+    search.press_sequentially("zebra")
+    expect(page.locator("#conversation-list")).to_contain_text("No conversation matches")
+    search.fill("")
+    search.press_sequentially("6 * 7")
+    expect(page.locator("#conversation-list a")).to_have_count(1)
+
+
+def test_tools_are_edited_as_json_and_sent_with_the_request(open_chat):
+    page = open_chat("local/tools")
+    page.get_by_role("tab", name="Tools").click()
+    tools = '[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]'
+    page.get_by_role("textbox", name="tools").fill(tools)
+    page.get_by_role("textbox", name="tools").press("Tab")
+    expect(page.get_by_role("tab", name="Tools")).to_have_attribute("aria-selected", "true")
+    page.get_by_role("tab", name="Request").click()
+    expect(page.locator("#request-preview")).to_contain_text('"name": "get_weather"')
+    page.get_by_role("tab", name="Tools").click()
+    page.get_by_role("textbox", name="tools").fill("[not json")
+    page.get_by_role("textbox", name="tools").press("Tab")
+    expect(page.locator("#panel-tools").get_by_role("alert")).to_contain_text("tools")
+
+
+def test_a_send_in_one_tab_appears_live_in_another_with_its_question(open_chat, context):
+    page = open_chat()
+    other = context.new_page()
+    other.goto(page.url)
+    other.wait_for_function("window.ChatClient !== undefined")
+    other.wait_for_timeout(300)
+    answer = send(page, "Write 200 words about volcanoes")
+    mirrored = other.locator('article[data-role="assistant"]').last
+    expect(mirrored).to_have_attribute("data-status", "streaming")
+    expect(other.locator('article[data-role="user"]')).to_have_text(re.compile("Write 200 words about volcanoes"))
+    expect(mirrored).to_have_attribute("data-status", "complete", timeout=DONE)
+    expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
+    roles = other.locator("#thread article").evaluate_all("nodes => nodes.map(n => n.dataset.role)")
+    assert roles == ["user", "assistant"]
+    assert mirrored.locator(".message-body").inner_text() == answer.locator(".message-body").inner_text()
+
+
+def test_non_streaming_mode_with_two_choices_works_through_the_same_page(open_chat):
+    page = open_chat()
+    page.get_by_label("stream").uncheck()
+    page.get_by_label("n", exact=True).fill("2")
+    page.get_by_label("n", exact=True).press("Tab")
+    expect(page.locator("#panel")).to_contain_text("Saved")
+    answer = send(page, "What is 12 + 30?")
+    expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
+    expect(answer.locator(".message-body")).to_contain_text("42")
+    expect(answer.locator("details.choice summary")).to_have_text("Choice 2")
+    message = Message.objects.get(pk=answer.get_attribute("data-message-id"))
+    assert message.params.get("stream") is False
+    screenshot(page, "chat-non-streaming")

@@ -75,4 +75,3 @@ async def stream_statuses(live_server):
             f"{live_server.api_url}/debug/streams", headers={"Authorization": f"Bearer {live_server.api_key}"}
         )
     return {record["trace_id"]: record for record in response.json()["recent"]}
-

@@ -53,8 +53,9 @@ def test_a_long_conversation_sends_the_system_prompt_and_the_latest_nine(make_co
     messages = request.body["messages"]
     assert len(messages) == 10
     assert messages[0] == {"role": "system", "content": "Be brief."}
-    assert [m["content"] for m in messages[1:]] == [f"{r} turn {i}" for i, r in
-                                                     zip(range(7, 15), ["assistant", "user"] * 4, strict=True)] + ["next question"]
+    assert [m["content"] for m in messages[1:]] == [
+        f"{r} turn {i}" for i, r in zip(range(7, 15), ["assistant", "user"] * 4, strict=True)
+    ] + ["next question"]
     assert "at most 10" in request.note and "latest messages" in request.note
 
 
@@ -103,7 +104,11 @@ CASES = [
     ("local/chat", {"stop": ["END", "###"]}, {"stop": ["END", "###"]}),
     ("local/chat", {"response_format": "json_object"}, {"response_format": {"type": "json_object"}}),
     ("local/chat", {"stream": False}, {"stream": False}),
-    ("local/reasoner", {"enable_thinking": True, "thinking_budget": 1024}, {"enable_thinking": True, "thinking_budget": 1024}),
+    (
+        "local/reasoner",
+        {"enable_thinking": True, "thinking_budget": 1024},
+        {"enable_thinking": True, "thinking_budget": 1024},
+    ),
     ("local/reasoner-pro", {"enable_thinking": True, "reasoning_effort": "max"}, {"reasoning_effort": "max"}),
     ("local/minp", {"min_p": 0.05}, {"min_p": 0.05}),
 ]
@@ -117,7 +122,9 @@ def test_each_parameter_goes_into_the_body_as_the_spec_names_it(make_conversatio
 
 
 def test_parameters_the_model_does_not_support_are_never_sent(make_conversation):
-    body = body_of(make_conversation("local/chat", params={"min_p": 0.1, "thinking_budget": 500, "reasoning_effort": "max"}))
+    body = body_of(
+        make_conversation("local/chat", params={"min_p": 0.1, "thinking_budget": 500, "reasoning_effort": "max"})
+    )
     assert not {"min_p", "thinking_budget", "enable_thinking", "reasoning_effort"} & set(body)
     assert body["stream"] is True and body["top_p"] == 0.7
 
@@ -131,8 +138,19 @@ def test_thinking_switched_off_sends_no_budget(make_conversation):
 async def test_the_local_api_accepts_a_body_with_every_parameter_of_a_reasoning_model(
     live_server, alice, make_conversation
 ):
-    params = {"temperature": 0.2, "top_p": 0.8, "top_k": 10, "frequency_penalty": 0.1, "n": 2, "max_tokens": 300,
-              "seed": 7, "stop": ["zzz"], "response_format": "text", "enable_thinking": True, "thinking_budget": 256}
+    params = {
+        "temperature": 0.2,
+        "top_p": 0.8,
+        "top_k": 10,
+        "frequency_penalty": 0.1,
+        "n": 2,
+        "max_tokens": 300,
+        "seed": 7,
+        "stop": ["zzz"],
+        "response_format": "text",
+        "enable_thinking": True,
+        "thinking_budget": 256,
+    }
     conversation = await sync_to_async(make_conversation)("local/reasoner", params=params)
     turn = await services.send(conversation, "hello")
     message = await finish(turn.assistant.pk)

@@ -54,9 +54,7 @@ async def test_deltas_arriving_within_a_frame_are_coalesced(live_server, alice, 
     assert "".join(d["text"] for d in deltas) == message.content
 
 
-async def test_stop_closes_the_upstream_connection_and_keeps_the_partial_answer(
-    live_server, alice, make_conversation
-):
+async def test_stop_closes_the_upstream_connection_and_keeps_the_partial_answer(live_server, alice, make_conversation):
     conversation = await sync_to_async(make_conversation)()
     ws = await connect(conversation.pk, alice)
     turn = await services.send(conversation, "write 5000 words about oceans")
@@ -170,7 +168,10 @@ async def test_a_message_left_streaming_by_a_dead_process_is_marked_interrupted(
 def test_the_sweep_marks_only_stale_streaming_messages(alice, make_conversation):
     conversation = make_conversation()
     stale = Message.objects.create(
-        conversation=conversation, role="assistant", status="streaming", heartbeat=timezone.now() - timedelta(seconds=30)
+        conversation=conversation,
+        role="assistant",
+        status="streaming",
+        heartbeat=timezone.now() - timedelta(seconds=30),
     )
     fresh = Message.objects.create(
         conversation=conversation, role="assistant", status="streaming", heartbeat=timezone.now()

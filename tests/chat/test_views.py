@@ -111,7 +111,9 @@ async def test_bob_cannot_subscribe_to_alices_websocket(alice, bob, make_convers
     assert (await anonymous.receive_output(timeout=2)) == {"type": "websocket.close", "code": 4403}
 
     foreign = WebsocketCommunicator(
-        application, f"/ws/chat/{conversation.pk}/", headers=[(b"origin", b"http://evil.example"), (b"host", b"127.0.0.1")]
+        application,
+        f"/ws/chat/{conversation.pk}/",
+        headers=[(b"origin", b"http://evil.example"), (b"host", b"127.0.0.1")],
     )
     foreign.scope["user"] = alice
     connected, _ = await foreign.connect()
@@ -155,8 +157,9 @@ def test_invalid_parameters_are_refused_naming_the_field_and_the_limit(alice_cli
 
 def test_an_empty_message_is_refused(alice_client, make_conversation):
     conversation = make_conversation()
-    response = alice_client.post(reverse("chat:send", args=[conversation.pk]), {"content": "   "},
-                                 headers={"HX-Request": "true"})
+    response = alice_client.post(
+        reverse("chat:send", args=[conversation.pk]), {"content": "   "}, headers={"HX-Request": "true"}
+    )
     assert response["HX-Retarget"] == "#composer" and "write something first" in response.content.decode()
     assert not Message.objects.exists()
 
@@ -171,9 +174,17 @@ def test_settings_are_validated_and_saved(alice_client, make_conversation):
 
     alice_client.post(
         url,
-        {"model": "local/reasoner", "system_prompt": "Be brief.", "context_policy": "first_and_latest",
-         "temperature": "0.4", "thinking_budget": "2048", "enable_thinking": "on", "stream": "on",
-         "stop": "END\nSTOP", "max_tokens": "1000"},
+        {
+            "model": "local/reasoner",
+            "system_prompt": "Be brief.",
+            "context_policy": "first_and_latest",
+            "temperature": "0.4",
+            "thinking_budget": "2048",
+            "enable_thinking": "on",
+            "stream": "on",
+            "stop": "END\nSTOP",
+            "max_tokens": "1000",
+        },
         headers={"HX-Request": "true"},
     )
     conversation.refresh_from_db()
@@ -187,16 +198,18 @@ def test_settings_are_validated_and_saved(alice_client, make_conversation):
 
 def test_max_tokens_is_capped_by_the_models_output_limit(alice_client, make_conversation):
     conversation = make_conversation()
-    response = alice_client.post(reverse("chat:settings", args=[conversation.pk]), {"max_tokens": "100000"},
-                                 headers={"HX-Request": "true"})
+    response = alice_client.post(
+        reverse("chat:settings", args=[conversation.pk]), {"max_tokens": "100000"}, headers={"HX-Request": "true"}
+    )
     assert "max_tokens: must be at most 8192 for local/chat." in response.content.decode()
 
 
 def test_tools_are_validated_and_sent_to_models_that_support_them(alice_client, make_conversation):
     conversation = make_conversation("local/tools")
     url = reverse("chat:settings", args=[conversation.pk])
-    response = alice_client.post(url, {"tools": '[{"type": "function", "function": {"name": "bad name!"}}]'},
-                                 headers={"HX-Request": "true"})
+    response = alice_client.post(
+        url, {"tools": '[{"type": "function", "function": {"name": "bad name!"}}]'}, headers={"HX-Request": "true"}
+    )
     assert "tools[0].function.name" in response.content.decode()
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
     alice_client.post(url, {"tools": json.dumps(tools)}, headers={"HX-Request": "true"})
@@ -235,7 +248,8 @@ async def test_send_returns_both_messages_and_the_answer_is_saved(live_server, a
     await async_client.aforce_login(alice)
     ws = await connect(conversation.pk, alice)
     response = await async_client.post(
-        reverse("chat:send", args=[conversation.pk]), {"content": "write 30 words about rain"},
+        reverse("chat:send", args=[conversation.pk]),
+        {"content": "write 30 words about rain"},
         headers={"HX-Request": "true"},
     )
     html = response.content.decode()
@@ -249,7 +263,9 @@ async def test_send_returns_both_messages_and_the_answer_is_saved(live_server, a
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_retry_replaces_a_failed_answer_with_a_new_generation(live_server, alice, async_client, make_conversation):
+async def test_retry_replaces_a_failed_answer_with_a_new_generation(
+    live_server, alice, async_client, make_conversation
+):
     from asgiref.sync import sync_to_async
 
     conversation = await sync_to_async(make_conversation)()

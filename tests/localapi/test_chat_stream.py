@@ -107,10 +107,20 @@ def test_tool_calls_stream_in_openai_chunk_format(api):
     assert parsed[-1]["choices"][0]["finish_reason"] == "tool_calls"
 
 
-def test_drop_after_fault_ends_the_stream_without_done(api):
-    payloads = events(api, "write 100 words about sand", headers={"X-Local-Fault": "drop-after-5"})
+def test_drop_after_fault_drops_the_connection_after_n_chunks(api):
+    body = {"model": "local/chat", "messages": [{"role": "user", "content": "write 100 words about sand"}]}
+    received = b""
+    with (
+        pytest.raises(httpx.RemoteProtocolError),
+        api.stream(
+            "POST", "/chat/completions", json={**body, "stream": True}, headers={"X-Local-Fault": "drop-after-5"}
+        ) as response,
+    ):
+        for part in response.iter_raw():
+            received += part
+    payloads = received.decode().split("\n\n")[:-1]
     assert len(payloads) == 5
-    assert "[DONE]" not in payloads
+    assert "data: [DONE]" not in payloads
 
 
 def test_malformed_after_fault_sends_one_unparseable_chunk(api):

@@ -33,18 +33,19 @@ def post_run(client, user, **fields):
         "documents_format": "lines",
         **fields,
     }
-    return client.post(reverse("rerank:run"), data)
+    files = data.pop("files", None)
+    return client.post(reverse("rerank:run"), data=data, files=files)
 
 
-def test_results_are_ranked_with_scores_and_the_run_is_saved(live_server, catalog, alice, alice_client):
-    response = post_run(alice_client, alice)
+def test_results_are_ranked_with_scores_and_the_run_is_saved(live_server, catalog, alice, alice_http):
+    response = post_run(alice_http, alice)
     run = RerankRun.objects.get(owner=alice)
-    assert response.status_code == 302 and response.url == reverse("rerank:detail", args=[run.pk])
+    assert response.status_code == 302 and response.headers["location"] == reverse("rerank:detail", args=[run.pk])
     scores = [item["relevance_score"] for item in run.results]
     assert scores == sorted(scores, reverse=True) and len(scores) == 4
     assert run.results[0]["index"] in (0, 2)
     assert run.trace_id and run.meta["tokens"]["input_tokens"] > 0
-    page = alice_client.get(response.url).content.decode()
+    page = alice_http.get(response.headers["location"]).text
     rows = re.findall(r'data-index="(\d+)" data-score="([\d.]+)"', page)
     assert [int(index) for index, _ in rows] == [item["index"] for item in run.results]
     # The document text is shown although return_documents was false (the playground has the inputs).
@@ -52,35 +53,35 @@ def test_results_are_ranked_with_scores_and_the_run_is_saved(live_server, catalo
     assert run.trace_id in page
 
 
-def test_top_n_and_return_documents_reach_the_upstream(live_server, catalog, alice, alice_client):
-    post_run(alice_client, alice, top_n="2", return_documents="on")
+def test_top_n_and_return_documents_reach_the_upstream(live_server, catalog, alice, alice_http):
+    post_run(alice_http, alice, top_n="2", return_documents="on")
     run = RerankRun.objects.get(owner=alice)
     assert run.params == {"top_n": 2, "return_documents": True}
     assert len(run.results) == 2
     assert all(item["document"]["text"] == DOCUMENTS[item["index"]] for item in run.results)
 
 
-def test_documents_are_not_returned_unless_asked(live_server, catalog, alice, alice_client):
-    post_run(alice_client, alice)
+def test_documents_are_not_returned_unless_asked(live_server, catalog, alice, alice_http):
+    post_run(alice_http, alice)
     run = RerankRun.objects.get(owner=alice)
     assert run.params["return_documents"] is False
     assert all("document" not in item for item in run.results)
 
 
-def test_instruction_is_sent_only_to_models_that_support_it(live_server, catalog, alice, alice_client):
-    post_run(alice_client, alice, model="local/reranker-instruct", instruction="museum")
+def test_instruction_is_sent_only_to_models_that_support_it(live_server, catalog, alice, alice_http):
+    post_run(alice_http, alice, model="local/reranker-instruct", instruction="museum")
     run = RerankRun.objects.get(owner=alice)
     assert run.params["instruction"] == "museum"
     # The instruction's terms count: the museum document wins.
     assert run.results[0]["index"] == 2
-    post_run(alice_client, alice, model="local/reranker-lite", instruction="museum", max_chunks_per_doc="3")
+    post_run(alice_http, alice, model="local/reranker-lite", instruction="museum", max_chunks_per_doc="3")
     lite = RerankRun.objects.filter(owner=alice, model="local/reranker-lite").get()
     assert "instruction" not in lite.params and "max_chunks_per_doc" not in lite.params
 
 
-def test_chunking_parameters_are_validated_with_the_field_and_limit(live_server, catalog, alice, alice_client):
-    response = post_run(alice_client, alice, overlap_tokens="81", max_chunks_per_doc="0", top_n="0")
-    page = response.content.decode()
+def test_chunking_parameters_are_validated_with_the_field_and_limit(live_server, catalog, alice, alice_http):
+    response = post_run(alice_http, alice, overlap_tokens="81", max_chunks_per_doc="0", top_n="0")
+    page = response.text
     assert response.status_code == 200
     assert "overlap_tokens: must be at most 80." in page
     assert "max_chunks_per_doc: must be at least 1." in page
@@ -88,10 +89,10 @@ def test_chunking_parameters_are_validated_with_the_field_and_limit(live_server,
     assert not RerankRun.objects.exists()
 
 
-def test_chunking_parameters_reach_the_upstream(live_server, catalog, alice, alice_client):
+def test_chunking_parameters_reach_the_upstream(live_server, catalog, alice, alice_http):
     long_doc = ("filler words " * 200) + "needle"
     documents = "\n".join(["needle in a short one and more", long_doc])
-    post_run(alice_client, alice, documents=documents, query="needle", max_chunks_per_doc="1", overlap_tokens="5")
+    post_run(alice_http, alice, documents=documents, query="needle", max_chunks_per_doc="1", overlap_tokens="5")
     run = RerankRun.objects.get(owner=alice)
     assert run.params["max_chunks_per_doc"] == 1 and run.params["overlap_tokens"] == 5
     # With one chunk per document the needle at the end of the long document is never seen.
@@ -99,62 +100,63 @@ def test_chunking_parameters_reach_the_upstream(live_server, catalog, alice, ali
     assert run.results[1]["relevance_score"] < 0.2
 
 
-def test_the_model_change_re_renders_the_parameter_fields(live_server, catalog, alice, alice_client):
+def test_the_model_change_re_renders_the_parameter_fields(live_server, catalog, alice, alice_http):
     connection = local(alice).pk
-    lite = alice_client.get(reverse("rerank:fields"), {"connection": connection, "model": "local/reranker-lite"})
-    instruct = alice_client.get(reverse("rerank:fields"), {"connection": connection, "model": "local/reranker-instruct"})
-    assert 'name="instruction"' not in lite.content.decode() and 'name="overlap_tokens"' not in lite.content.decode()
-    assert 'name="instruction"' in instruct.content.decode() and 'name="overlap_tokens"' in instruct.content.decode()
+    lite = alice_http.get(reverse("rerank:fields"), params={"connection": connection, "model": "local/reranker-lite"})
+    instruct = alice_http.get(
+        reverse("rerank:fields"), params={"connection": connection, "model": "local/reranker-instruct"}
+    )
+    assert 'name="instruction"' not in lite.text and 'name="overlap_tokens"' not in lite.text
+    assert 'name="instruction"' in instruct.text and 'name="overlap_tokens"' in instruct.text
 
 
-def test_an_uploaded_csv_with_a_text_column_is_parsed(live_server, catalog, alice, alice_client, tmp_path):
-    from django.core.files.uploadedfile import SimpleUploadedFile
-
-    csv_text = "id,text\n1,Paris is in France\n2,\"Bananas, yellow\"\n"
-    upload = SimpleUploadedFile("docs.csv", csv_text.encode(), content_type="text/csv")
-    post_run(alice_client, alice, documents="", documents_file=upload)
+def test_an_uploaded_csv_with_a_text_column_is_parsed(live_server, catalog, alice, alice_http):
+    csv_text = 'id,text\n1,Paris is in France\n2,"Bananas, yellow"\n'
+    post_run(alice_http, alice, documents="", files={"documents_file": ("docs.csv", csv_text.encode(), "text/csv")})
     run = RerankRun.objects.get(owner=alice)
     assert run.documents == ["Paris is in France", "Bananas, yellow"]
 
 
-def test_upstream_errors_are_shown_in_words_with_the_next_step(live_server, catalog, alice, alice_client):
+def test_upstream_errors_are_shown_in_words_with_the_next_step(live_server, catalog, alice, alice_http):
     wrong = Connection(owner=alice, name="Wrong key", base_url=live_server.api_url)
     wrong.set_key("sk-wrong")
     wrong.save()
-    response = post_run(alice_client, alice, connection=wrong.pk, model="BAAI/bge-reranker-v2-m3")
-    page = response.content.decode()
+    response = post_run(alice_http, alice, connection=wrong.pk, model="BAAI/bge-reranker-v2-m3")
+    page = response.text
     assert "API key rejected" in page and "Check the API key of this connection" in page
     assert not RerankRun.objects.exists()
 
 
-def test_runs_can_be_compared_with_rank_changes(live_server, catalog, alice, alice_client):
-    post_run(alice_client, alice, model="local/reranker-instruct", instruction="bananas potassium")
+def test_runs_can_be_compared_with_rank_changes(live_server, catalog, alice, alice_http):
+    post_run(alice_http, alice, model="local/reranker-instruct", instruction="bananas potassium")
     base = RerankRun.objects.get(owner=alice)
-    response = alice_client.post(reverse("rerank:compare", args=[base.pk]), {"model": "local/reranker"})
+    response = alice_http.post(reverse("rerank:compare", args=[base.pk]), data={"model": "local/reranker"})
     other = RerankRun.objects.exclude(pk=base.pk).get()
     assert other.compared_to == base and other.documents == base.documents and "instruction" not in other.params
-    assert response.url == reverse("rerank:comparison", args=[base.pk, other.pk])
-    page = alice_client.get(response.url).content.decode()
+    assert response.headers["location"] == reverse("rerank:comparison", args=[base.pk, other.pk])
+    page = alice_http.get(response.headers["location"]).text
     assert "↓" in page and "↑" in page
 
 
-def test_another_users_run_is_a_404(live_server, catalog, alice, alice_client, bob, client):
-    post_run(alice_client, alice)
+def test_another_users_run_is_a_404(live_server, catalog, alice, alice_http, bob, http_for):
+    post_run(alice_http, alice)
     run = RerankRun.objects.get(owner=alice)
-    client.force_login(bob)
+    client = http_for(bob)
     assert client.get(reverse("rerank:detail", args=[run.pk])).status_code == 404
     assert client.post(reverse("rerank:delete", args=[run.pk])).status_code == 404
-    assert client.post(reverse("rerank:compare", args=[run.pk]), {"model": "local/reranker-lite"}).status_code == 404
+    assert (
+        client.post(reverse("rerank:compare", args=[run.pk]), data={"model": "local/reranker-lite"}).status_code == 404
+    )
     assert RerankRun.objects.filter(pk=run.pk).exists()
 
 
-def test_a_run_can_be_reopened_and_deleted(live_server, catalog, alice, alice_client):
-    post_run(alice_client, alice, top_n="3")
+def test_a_run_can_be_reopened_and_deleted(live_server, catalog, alice, alice_http):
+    post_run(alice_http, alice, top_n="3")
     run = RerankRun.objects.get(owner=alice)
-    page = alice_client.get(reverse("rerank:detail", args=[run.pk])).content.decode()
+    page = alice_http.get(reverse("rerank:detail", args=[run.pk])).text
     assert 'name="top_n" value="3"' in page or re.search(r'name="top_n"[^>]*value="3"', page)
     assert "Quantum computers use qubits." in page
-    alice_client.post(reverse("rerank:delete", args=[run.pk]))
+    alice_http.post(reverse("rerank:delete", args=[run.pk]))
     assert not RerankRun.objects.exists()
 
 

@@ -8,6 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 from django.core.management import call_command
+from django.test import Client
 
 from playground.connections.models import Connection
 
@@ -18,14 +19,30 @@ def catalog(db):
 
 
 @pytest.fixture
-def alice_http(live_server, client, alice):
-    """An httpx client logged in as alice on the live server, with the CSRF header set."""
-    client.force_login(alice)
-    with httpx.Client(base_url=live_server.url, cookies={"sessionid": client.cookies["sessionid"].value},
-                      timeout=60) as http:
-        http.get("/speech/")
+def http_for(live_server):
+    """httpx clients logged in on the live server, with the CSRF header set (the views call the upstream with
+    async_to_sync, which a browser test's event loop in this thread would forbid in-process)."""
+    opened = []
+
+    def make(user) -> httpx.Client:
+        client = Client()
+        client.force_login(user)
+        http = httpx.Client(
+            base_url=live_server.url, cookies={"sessionid": client.cookies["sessionid"].value}, timeout=60
+        )
+        http.get("/speech/voices/")
         http.headers["X-CSRFToken"] = http.cookies["csrftoken"]
-        yield http
+        opened.append(http)
+        return http
+
+    yield make
+    for http in opened:
+        http.close()
+
+
+@pytest.fixture
+def alice_http(http_for, alice):
+    return http_for(alice)
 
 
 @pytest.fixture

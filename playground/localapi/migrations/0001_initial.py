@@ -5,73 +5,94 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='ApiKey',
+            name="ApiKey",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.CharField(max_length=100, unique=True)),
-                ('created', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("key", models.CharField(max_length=100, unique=True)),
+                ("created", models.DateTimeField(auto_now_add=True)),
             ],
         ),
         migrations.CreateModel(
-            name='File',
+            name="File",
             fields=[
-                ('id', models.CharField(max_length=40, primary_key=True, serialize=False)),
-                ('owner', models.CharField(db_index=True, max_length=64)),
-                ('purpose', models.CharField(max_length=32)),
-                ('filename', models.CharField(max_length=255)),
-                ('bytes', models.BigIntegerField(default=0)),
-                ('created_at', models.BigIntegerField()),
-                ('content', models.FileField(upload_to='localapi/files/')),
+                ("id", models.CharField(max_length=40, primary_key=True, serialize=False)),
+                ("owner", models.CharField(db_index=True, max_length=64)),
+                ("purpose", models.CharField(max_length=32)),
+                ("filename", models.CharField(max_length=255)),
+                ("bytes", models.BigIntegerField(default=0)),
+                ("created_at", models.BigIntegerField()),
+                ("content", models.FileField(upload_to="localapi/files/")),
             ],
         ),
         migrations.CreateModel(
-            name='Voice',
+            name="Voice",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('owner', models.CharField(db_index=True, max_length=64)),
-                ('model', models.CharField(max_length=100)),
-                ('custom_name', models.CharField(max_length=64)),
-                ('text', models.TextField()),
-                ('uri', models.CharField(max_length=255, unique=True)),
-                ('audio', models.FileField(blank=True, upload_to='localapi/voices/')),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('deleted', models.BooleanField(default=False)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("owner", models.CharField(db_index=True, max_length=64)),
+                ("model", models.CharField(max_length=100)),
+                ("custom_name", models.CharField(max_length=64)),
+                ("text", models.TextField()),
+                ("uri", models.CharField(max_length=255, unique=True)),
+                ("audio", models.FileField(blank=True, upload_to="localapi/voices/")),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                ("deleted", models.BooleanField(default=False)),
             ],
         ),
         migrations.CreateModel(
-            name='Batch',
+            name="Batch",
             fields=[
-                ('id', models.CharField(max_length=40, primary_key=True, serialize=False)),
-                ('owner', models.CharField(db_index=True, max_length=64)),
-                ('endpoint', models.CharField(max_length=64)),
-                ('completion_window', models.CharField(max_length=16)),
-                ('status', models.CharField(db_index=True, default='in_queue', max_length=16)),
-                ('errors', models.JSONField(blank=True, null=True)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('replace', models.JSONField(blank=True, null=True)),
-                ('request_counts', models.JSONField(blank=True, null=True)),
-                ('created_at', models.BigIntegerField()),
-                ('in_progress_at', models.BigIntegerField(blank=True, null=True)),
-                ('expires_at', models.BigIntegerField()),
-                ('finalizing_at', models.BigIntegerField(blank=True, null=True)),
-                ('completed_at', models.BigIntegerField(blank=True, null=True)),
-                ('failed_at', models.BigIntegerField(blank=True, null=True)),
-                ('expired_at', models.BigIntegerField(blank=True, null=True)),
-                ('cancelling_at', models.BigIntegerField(blank=True, null=True)),
-                ('cancelled_at', models.BigIntegerField(blank=True, null=True)),
-                ('worker', models.CharField(blank=True, max_length=64)),
-                ('heartbeat', models.DateTimeField(blank=True, null=True)),
-                ('error_file', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='localapi.file')),
-                ('input_file', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='localapi.file')),
-                ('output_file', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='localapi.file')),
+                ("id", models.CharField(max_length=40, primary_key=True, serialize=False)),
+                ("owner", models.CharField(db_index=True, max_length=64)),
+                ("endpoint", models.CharField(max_length=64)),
+                ("completion_window", models.CharField(max_length=16)),
+                ("status", models.CharField(db_index=True, default="in_queue", max_length=16)),
+                ("errors", models.JSONField(blank=True, null=True)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("replace", models.JSONField(blank=True, null=True)),
+                ("request_counts", models.JSONField(blank=True, null=True)),
+                ("created_at", models.BigIntegerField()),
+                ("in_progress_at", models.BigIntegerField(blank=True, null=True)),
+                ("expires_at", models.BigIntegerField()),
+                ("finalizing_at", models.BigIntegerField(blank=True, null=True)),
+                ("completed_at", models.BigIntegerField(blank=True, null=True)),
+                ("failed_at", models.BigIntegerField(blank=True, null=True)),
+                ("expired_at", models.BigIntegerField(blank=True, null=True)),
+                ("cancelling_at", models.BigIntegerField(blank=True, null=True)),
+                ("cancelled_at", models.BigIntegerField(blank=True, null=True)),
+                ("worker", models.CharField(blank=True, max_length=64)),
+                ("heartbeat", models.DateTimeField(blank=True, null=True)),
+                (
+                    "error_file",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="localapi.file",
+                    ),
+                ),
+                (
+                    "input_file",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to="localapi.file"
+                    ),
+                ),
+                (
+                    "output_file",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="localapi.file",
+                    ),
+                ),
             ],
         ),
     ]

@@ -21,6 +21,7 @@ from playground.localapi.engines import chat
 from playground.localapi.http import (
     INVALID_PARAMETER,
     authenticate,
+    drop_connection,
     error,
     fault_for,
     new_trace_id,
@@ -78,7 +79,7 @@ async def completions(request):
             await asyncio.sleep(fault.stall)
         return trace_headers(JsonResponse(chat.completion(prepared, choices, usage)))
     trace_id = new_trace_id()
-    events = stream_events(prepared, choices, usage, trace_id, rate, fault)
+    events = stream_events(request, prepared, choices, usage, trace_id, rate, fault)
     response = StreamingHttpResponse(events, content_type="text/event-stream; charset=utf-8")
     response["X-Accel-Buffering"] = "no"
     return trace_headers(response, trace_id)
@@ -88,7 +89,7 @@ def sse(payload: dict) -> bytes:
     return b"data: " + json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
 
 
-async def stream_events(prepared, choices, usage, trace_id, rate, fault):
+async def stream_events(request, prepared, choices, usage, trace_id, rate, fault):
     record = stream_registry.start(trace_id, prepared.model.id)
     status = "failed"
     head = {
@@ -111,7 +112,8 @@ async def stream_events(prepared, choices, usage, trace_id, rate, fault):
         for choice in choices:
             for k, delta in enumerate(chat.chunk_deltas(prepared.model, choice)):
                 if fault and fault.drop_after is not None and record.chunks_sent >= fault.drop_after:
-                    # The connection "drops": the stream ends with neither a final chunk nor [DONE].
+                    # The connection drops: neither a final chunk nor [DONE].
+                    await drop_connection(request)
                     return
                 if fault and fault.malformed_after is not None and record.chunks_sent == fault.malformed_after:
                     yield malformed

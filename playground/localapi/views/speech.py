@@ -37,6 +37,7 @@ from playground.localapi.engines import tts
 from playground.localapi.engines.audio import CONTENT_TYPES
 from playground.localapi.http import (
     authenticate,
+    drop_connection,
     error,
     fault_for,
     new_trace_id,
@@ -88,7 +89,7 @@ async def _resolve(owner: str, voice_id: str, field: str) -> tts.VoiceSettings:
     raise tts.Invalid(f"{field}: must be one of {', '.join(tts.PRESET_IDS)} or the uri of one of your voices")
 
 
-def _speech_stream(job: tts.SpeechJob, fault, trace_id: str):
+def _speech_stream(request, job: tts.SpeechJob, fault, trace_id: str):
     record = stream_registry.start(trace_id, tts.MODEL_ID)
     drop_after = fault.drop_after if fault else None
 
@@ -98,9 +99,8 @@ def _speech_stream(job: tts.SpeechJob, fault, trace_id: str):
             chunks = tts.in_thread(lambda cancelled: tts.encoded_chunks(job, stream=True, cancelled=cancelled))
             async for chunk in chunks:
                 if drop_after is not None and record.chunks_sent >= drop_after:
-                    # daphne cannot abort a response once started, so the "drop" is an early end of the
-                    # chunked body (as in chat): the client gets the first N chunks and no more audio.
                     await chunks.aclose()
+                    await drop_connection(request)
                     return
                 yield chunk
                 record.chunks_sent += 1
@@ -143,7 +143,7 @@ async def speech(request):
     job = tts.job_for(params, voices)
     trace_id = new_trace_id()
     if params.stream:
-        return trace_headers(_speech_stream(job, fault, trace_id), trace_id)
+        return trace_headers(_speech_stream(request, job, fault, trace_id), trace_id)
     cancelled = threading.Event()
     try:
         audio = await asyncio.to_thread(tts.render, job, cancelled)

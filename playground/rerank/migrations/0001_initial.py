@@ -6,33 +6,56 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('connections', '0001_initial'),
+        ("connections", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='RerankRun',
+            name="RerankRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('model', models.CharField(max_length=200)),
-                ('query', models.TextField()),
-                ('documents', models.JSONField(default=list)),
-                ('params', models.JSONField(default=dict)),
-                ('results', models.JSONField(default=list)),
-                ('meta', models.JSONField(default=dict)),
-                ('trace_id', models.CharField(blank=True, max_length=200)),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('compared_to', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='rerank.rerankrun')),
-                ('connection', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='rerank_runs', to='connections.connection')),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='rerank_runs', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("model", models.CharField(max_length=200)),
+                ("query", models.TextField()),
+                ("documents", models.JSONField(default=list)),
+                ("params", models.JSONField(default=dict)),
+                ("results", models.JSONField(default=list)),
+                ("meta", models.JSONField(default=dict)),
+                ("trace_id", models.CharField(blank=True, max_length=200)),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                (
+                    "compared_to",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="rerank.rerankrun",
+                    ),
+                ),
+                (
+                    "connection",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="rerank_runs",
+                        to="connections.connection",
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="rerank_runs",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created', '-id'],
+                "ordering": ["-created", "-id"],
             },
         ),
     ]

@@ -6,38 +6,59 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('connections', '0001_initial'),
+        ("connections", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='SpeechClip',
+            name="SpeechClip",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('model', models.CharField(max_length=200)),
-                ('voice', models.CharField(blank=True, max_length=300)),
-                ('references', models.JSONField(blank=True, default=list)),
-                ('text', models.TextField()),
-                ('response_format', models.CharField(default='mp3', max_length=8)),
-                ('sample_rate', models.PositiveIntegerField(default=44100)),
-                ('params', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('streaming', 'Streaming'), ('complete', 'Complete'), ('incomplete', 'Incomplete')], default='streaming', max_length=16)),
-                ('file', models.CharField(blank=True, help_text='Path under MEDIA_ROOT.', max_length=300)),
-                ('bytes', models.BigIntegerField(default=0)),
-                ('trace_id', models.CharField(blank=True, max_length=200)),
-                ('error', models.JSONField(blank=True, null=True)),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('finished', models.DateTimeField(blank=True, null=True)),
-                ('connection', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='speech_clips', to='connections.connection')),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='speech_clips', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("model", models.CharField(max_length=200)),
+                ("voice", models.CharField(blank=True, max_length=300)),
+                ("references", models.JSONField(blank=True, default=list)),
+                ("text", models.TextField()),
+                ("response_format", models.CharField(default="mp3", max_length=8)),
+                ("sample_rate", models.PositiveIntegerField(default=44100)),
+                ("params", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("streaming", "Streaming"), ("complete", "Complete"), ("incomplete", "Incomplete")],
+                        default="streaming",
+                        max_length=16,
+                    ),
+                ),
+                ("file", models.CharField(blank=True, help_text="Path under MEDIA_ROOT.", max_length=300)),
+                ("bytes", models.BigIntegerField(default=0)),
+                ("trace_id", models.CharField(blank=True, max_length=200)),
+                ("error", models.JSONField(blank=True, null=True)),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                ("finished", models.DateTimeField(blank=True, null=True)),
+                (
+                    "connection",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="speech_clips",
+                        to="connections.connection",
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="speech_clips",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created', '-id'],
+                "ordering": ["-created", "-id"],
             },
         ),
     ]

@@ -1,0 +1,280 @@
+"""Relay overhead of the chat playground: time to first token and concurrent streams, against a direct client.
+
+Run by hand: `.venv/bin/python bench/relay.py [--runs 50] [--streams 200]`. It starts its own daphne process
+(LOCAL_API_TOKEN_RATE=0, a temporary SQLite database after migrate) and prints a markdown table.
+
+- TTFT: POST chat:send + the first delta on the conversation's websocket, vs. a direct httpx stream on the
+  local API of the same process (first content chunk). Same prompt, same run, alternating.
+- Concurrency: N conversations, N websockets, N sends at once; chunks/s delivered to the websockets vs. N direct
+  streams at once, and the server's resident memory per stream (peak minus idle, over N).
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import websockets
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+KEY = "sk-local-bench-" + secrets.token_hex(8)
+CSRF = secrets.token_hex(16)
+
+SETUP = """
+import json
+from django.contrib.auth import get_user_model, SESSION_KEY, BACKEND_SESSION_KEY, HASH_SESSION_KEY
+from django.contrib.sessions.backends.db import SessionStore
+from django.core.management import call_command
+from playground.chat.models import Conversation
+from playground.connections.models import Connection
+call_command("seed_catalog", verbosity=0)
+user = get_user_model().objects.create_user("bench", password="bench-password-123")
+session = SessionStore()
+session[SESSION_KEY] = str(user.pk)
+session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+session.create()
+local = Connection.objects.get(owner=user, is_local=True)
+ids = [Conversation.objects.create(owner=user, connection=local, model_id="local/chat").pk for _ in range(COUNT)]
+print(json.dumps({"session": session.session_key, "conversations": ids}))
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def pct(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, round(q * (len(values) - 1)))]
+
+
+class Server:
+    def __init__(self, count: int):
+        self.tmp = tempfile.TemporaryDirectory(prefix="relay-bench-")
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {
+            **os.environ,
+            "DATABASE_URL": f"sqlite:///{self.tmp.name}/bench.sqlite3",
+            "PORT": str(self.port),
+            "LOCAL_API_BASE_URL": f"{self.url}/local/v1",
+            "LOCAL_API_KEYS": KEY,
+            "LOCAL_API_TOKEN_RATE": "0",
+            "LOCAL_API_RPM": "1000000",
+            "LOCAL_API_TPM": "1000000000",
+            "PLAYGROUND_DATA_DIR": self.tmp.name,
+            "LOG_LEVEL": "WARNING",
+        }
+        self.env.pop("REDIS_URL", None)
+        subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=self.env, check=True)
+        out = subprocess.run(
+            [PYTHON, "manage.py", "shell", "-c", SETUP.replace("COUNT", str(count))],
+            cwd=ROOT,
+            env=self.env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        setup = json.loads(out.strip().splitlines()[-1])
+        self.session, self.conversations = setup["session"], setup["conversations"]
+        self.process = subprocess.Popen(
+            [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "playground.asgi:application"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(300):
+            try:
+                httpx.get(f"{self.url}/accounts/login/", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+
+    @property
+    def cookie(self) -> str:
+        return f"sessionid={self.session}; csrftoken={CSRF}"
+
+    def close(self):
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.tmp.cleanup()
+
+
+async def send(http: httpx.AsyncClient, server: Server, pk: int, content: str):
+    response = await http.post(
+        f"/c/{pk}/send/",
+        data={"content": content},
+        headers={"Cookie": server.cookie, "X-CSRFToken": CSRF, "HX-Request": "true", "Referer": server.url},
+    )
+    response.raise_for_status()
+
+
+def ws_connect(server: Server, pk: int):
+    return websockets.connect(
+        f"ws://127.0.0.1:{server.port}/ws/chat/{pk}/",
+        additional_headers={"Cookie": server.cookie, "Origin": server.url},
+        max_size=None,
+    )
+
+
+async def direct_stream(http: httpx.AsyncClient, content: str) -> tuple[float, int]:
+    """(seconds to the first content chunk, chunks) of one direct stream."""
+    start = time.perf_counter()
+    first, chunks = None, 0
+    body = {"model": "local/chat", "messages": [{"role": "user", "content": content}], "stream": True}
+    async with http.stream(
+        "POST", "/local/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {KEY}"}
+    ) as response:
+        async for line in response.aiter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            chunk = json.loads(line[6:])
+            if chunk["choices"] and chunk["choices"][0]["delta"].get("content"):
+                chunks += 1
+                if first is None:
+                    first = time.perf_counter() - start
+    return first, chunks
+
+
+async def ttft(server: Server, runs: int) -> dict:
+    prompt = "write 20 words about rivers"
+    relayed, direct = [], []
+    pk = server.conversations[0]
+    async with httpx.AsyncClient(base_url=server.url, timeout=60) as http, ws_connect(server, pk) as ws:
+        for _ in range(5):  # warm-up: imports, connection pools, first queries
+            await direct_stream(http, prompt)
+        for i in range(runs + 3):
+            start = time.perf_counter()
+            await send(http, server, pk, prompt)
+            first = None
+            while True:
+                event = json.loads(await ws.recv())
+                if event["type"] == "delta" and first is None:
+                    first = time.perf_counter() - start
+                if event["type"] in ("done", "error"):
+                    break
+            d, _ = await direct_stream(http, prompt)
+            if i >= 3:
+                relayed.append(first * 1000)
+                direct.append(d * 1000)
+    return {"relayed": relayed, "direct": direct}
+
+
+async def concurrency(server: Server, streams: int) -> dict:
+    prompt = "write 300 words about mountains"
+    limits = httpx.Limits(max_connections=streams + 10)
+    async with httpx.AsyncClient(base_url=server.url, timeout=120, limits=limits) as http:
+        # Direct: N streams at once.
+        idle = rss_kb(server.process.pid)
+        start = time.perf_counter()
+        results = await asyncio.gather(*(direct_stream(http, prompt) for _ in range(streams)))
+        direct_seconds = time.perf_counter() - start
+        direct_chunks = sum(chunks for _, chunks in results)
+
+        # Relayed: N websockets, N sends at once; count the upstream chunks the deltas carried (seq).
+        pks = server.conversations[1 : streams + 1]
+        sockets = [await ws_connect(server, pk).__aenter__() for pk in pks]
+        peak = rss_kb(server.process.pid)
+        base = peak
+        done = asyncio.Event()
+
+        async def sample():
+            nonlocal peak
+            while not done.is_set():
+                peak = max(peak, rss_kb(server.process.pid))
+                await asyncio.sleep(0.05)
+
+        async def watch(ws):
+            messages, last_seq = 0, 0
+            while True:
+                event = json.loads(await ws.recv())
+                if event["type"] == "delta":
+                    messages += 1
+                    last_seq = event["seq"]
+                if event["type"] in ("done", "error"):
+                    return messages, event.get("seq") or last_seq, event["type"]
+
+        sampler = asyncio.create_task(sample())
+        start = time.perf_counter()
+        watchers = [asyncio.create_task(watch(ws)) for ws in sockets]
+        await asyncio.gather(*(send(http, server, pk, prompt) for pk in pks))
+        outcomes = await asyncio.gather(*watchers)
+        relay_seconds = time.perf_counter() - start
+        done.set()
+        await sampler
+        for ws in sockets:
+            await ws.close()
+    return {
+        "direct_chunks_per_s": direct_chunks / direct_seconds,
+        "direct_seconds": direct_seconds,
+        "relay_chunks_per_s": sum(seq for _, seq, _ in outcomes) / relay_seconds,
+        "relay_seconds": relay_seconds,
+        "ws_messages": sum(m for m, _, _ in outcomes),
+        "upstream_chunks": sum(seq for _, seq, _ in outcomes),
+        "errors": sum(1 for *_, kind in outcomes if kind == "error"),
+        "idle_rss_mb": idle / 1024,
+        "connected_rss_mb": base / 1024,
+        "peak_rss_mb": peak / 1024,
+        "rss_per_stream_kb": (peak - idle) / streams,
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--streams", type=int, default=200)
+    args = parser.parse_args()
+    server = Server(count=args.streams + 1)
+    try:
+        t = asyncio.run(ttft(server, args.runs))
+        c = asyncio.run(concurrency(server, args.streams))
+    finally:
+        server.close()
+    p50r, p50d = statistics.median(t["relayed"]), statistics.median(t["direct"])
+    p95r, p95d = pct(t["relayed"], 0.95), pct(t["direct"], 0.95)
+    print(f"\n### Chat relay ({args.runs} runs, {args.streams} concurrent streams, LOCAL_API_TOKEN_RATE=0)\n")
+    print("| measure | through the playground | direct httpx | added |")
+    print("|---|---|---|---|")
+    print(f"| time to first token p50 | {p50r:.1f} ms | {p50d:.1f} ms | {p50r - p50d:+.1f} ms |")
+    print(f"| time to first token p95 | {p95r:.1f} ms | {p95d:.1f} ms | {p95r - p95d:+.1f} ms |")
+    print(
+        f"| {args.streams} concurrent streams: chunks/s | {c['relay_chunks_per_s']:.0f} "
+        f"({c['relay_seconds']:.1f} s) | {c['direct_chunks_per_s']:.0f} ({c['direct_seconds']:.1f} s) | "
+        f"{c['relay_chunks_per_s'] / c['direct_chunks_per_s']:.0%} of direct |"
+    )
+    print(
+        f"| websocket messages for {c['upstream_chunks']} upstream chunks | {c['ws_messages']} "
+        f"(coalesced) | — | errors: {c['errors']} |"
+    )
+    print(
+        f"| server RSS | idle {c['idle_rss_mb']:.0f} MB, {args.streams} sockets {c['connected_rss_mb']:.0f} MB, "
+        f"peak {c['peak_rss_mb']:.0f} MB | — | {c['rss_per_stream_kb']:.0f} KB per stream |"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""Speech in Chromium: the clip plays while it is still arriving, and downloads as the chosen format."""
+
+import io
+import time
+
+import av
+import pytest
+from django.core.management import call_command
+
+from playground.speech.models import SpeechClip
+from tests.browser.conftest import screenshot
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SENTENCE = "[S1] The quick brown fox jumps over the lazy dog near the river bank. [S2] Really? Tell me more about it. "
+
+
+@pytest.fixture
+def catalog(db):
+    call_command("seed_catalog", verbosity=0)
+
+
+def test_a_clip_plays_before_the_upstream_finishes_and_downloads_as_mp3(live_server, catalog, alice_page):
+    page = alice_page
+    page.goto("/speech/")
+    page.fill("#id_input", SENTENCE * 250)  # about 26,000 characters: tens of seconds of synthesis
+    assert page.inner_text("#char-count") == f"{len(SENTENCE * 250):,}"
+    page.select_option("#id_voice", "local/tts:bella")
+    page.select_option("[name=response_format]", "mp3")
+    page.evaluate(
+        """() => document.addEventListener("playing", (e) => { window.playingAt = window.playingAt || Date.now(); },
+                                           true)"""
+    )
+    page.click("#speech-submit")
+    page.wait_for_selector("audio.player")
+    page.wait_for_function("() => document.querySelector('audio.player').currentTime > 0.5", timeout=30_000)
+    playing_at = page.evaluate("window.playingAt") / 1000
+    clip = SpeechClip.objects.get()
+    assert page.get_attribute("audio.player", "src") == f"/speech/clips/{clip.pk}/stream/"
+    page.evaluate("window.scrollTo(0, 0)")
+    screenshot(page, "speech-playing-light")
+    # The player was playing before the upstream finished.
+    deadline = time.monotonic() + 120
+    while clip.status == SpeechClip.STREAMING and time.monotonic() < deadline:
+        time.sleep(0.5)
+        clip.refresh_from_db()
+    assert clip.status == "complete"
+    assert playing_at < clip.finished.timestamp() - 1
+    page.wait_for_selector(f"#clip-status-{clip.pk}[data-status=complete]", timeout=10_000)
+    with page.expect_download() as download_info:
+        page.click(f"#clip-status-{clip.pk} a[download]")
+    download = download_info.value
+    assert download.suggested_filename.endswith("_local-tts_bella.mp3")
+    data = download.path().read_bytes()
+    assert data == clip.path.read_bytes()
+    with av.open(io.BytesIO(data)) as container:
+        assert container.format.name == "mp3"
+        assert sum(frame.samples for frame in container.decode(audio=0)) > 44100 * 30
+    page.emulate_media(color_scheme="dark")
+    screenshot(page, "speech-dark")
+
+
+def test_the_voice_picker_lists_the_local_voices(live_server, catalog, alice_page):
+    page = alice_page
+    page.goto("/speech/")
+    values = page.eval_on_selector_all("#id_voice option", "options => options.map(o => o.value)")
+    presets = [f"local/tts:{n}" for n in ("alex", "anna", "bella", "benjamin", "charles", "claire", "david", "diana")]
+    assert values[:8] == presets
+    custom = [value for value in values if value.startswith("speech:")]
+    assert len(custom) == 3
+    # Formats offer only their sample rates.
+    page.select_option("[name=response_format]", "opus")
+    assert page.eval_on_selector_all("[name=sample_rate] option", "o => o.map(x => x.value)") == ["48000"]
+    page.select_option("[name=response_format]", "mp3")
+    assert page.eval_on_selector_all("[name=sample_rate] option", "o => o.map(x => x.value)") == ["32000", "44100"]
+    # Voice and reference voices are mutually exclusive: choosing references disables the single voice.
+    page.check("input[name=voice_mode][value=references]")
+    assert page.is_disabled("#id_voice") and page.is_enabled("#id_reference_1")
+    page.click("[data-insert-tag='[S2] ']")
+    assert page.input_value("#id_input") == "[S2] "
+    screenshot(page, "speech-light")
