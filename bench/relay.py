@@ -1,12 +1,17 @@
 """Relay overhead of the chat playground: time to first token and concurrent streams, against a direct client.
 
-Run by hand: `.venv/bin/python bench/relay.py [--runs 50] [--streams 200]`. It starts its own daphne process
-(LOCAL_API_TOKEN_RATE=0, a temporary SQLite database after migrate) and prints a markdown table.
+Run by hand: `.venv/bin/python bench/relay.py [--runs 50] [--streams 200]`. It starts two daphne processes on
+temporary SQLite databases (migrated once, then copied): the upstream (the local API, LOCAL_API_TOKEN_RATE=0) and
+the playground, whose Local connection points at the upstream's /local/v1, so the relay never shares its CPU
+with the generator. The playground runs with DEBUG_RELAY_TIMING=1: each delta carries `t`, the wall-clock time
+its first upstream chunk reached the generator. It prints a markdown table.
 
-- TTFT: POST chat:send + the first delta on the conversation's websocket, vs. a direct httpx stream on the
-  local API of the same process (first content chunk). Same prompt, same run, alternating.
-- Concurrency: N conversations, N websockets, N sends at once; chunks/s delivered to the websockets vs. N direct
-  streams at once, and the server's resident memory per stream (peak minus idle, over N).
+- TTFT: from the start of the chat:send POST to the first delta on the conversation's websocket, vs. a direct
+  httpx stream on the upstream (first content chunk). Same prompt, same run, alternating.
+- Relay hop: from the generator receiving the first upstream chunk (`t`) to the websocket client receiving it.
+- Concurrency: N conversations, N websockets, N sends at once; upstream chunks/s delivered to the websockets vs.
+  N direct streams at once on the upstream, and the playground's resident memory per stream (peak minus idle,
+  over N).
 """
 
 import argparse
@@ -14,6 +19,7 @@ import asyncio
 import json
 import os
 import secrets
+import shutil
 import socket
 import statistics
 import subprocess
@@ -68,16 +74,38 @@ def pct(values, q):
     return values[min(len(values) - 1, round(q * (len(values) - 1)))]
 
 
+def wait_up(url: str) -> None:
+    for _ in range(300):
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} did not come up")
+
+
+def daphne(port: int, env: dict, log: str) -> subprocess.Popen:
+    """A daphne process; its output goes to `log` (RELAY_BENCH_LOGS=<dir> keeps it after the run)."""
+    with open(log, "wb") as out:
+        return subprocess.Popen(
+            [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+
+
 class Server:
+    """The upstream (local API) and the playground, each in its own daphne process and SQLite database."""
+
     def __init__(self, count: int):
         self.tmp = tempfile.TemporaryDirectory(prefix="relay-bench-")
-        self.port = free_port()
+        self.upstream_port, self.port = free_port(), free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.env = {
+        self.upstream_url = f"http://127.0.0.1:{self.upstream_port}"
+        base = {
             **os.environ,
-            "DATABASE_URL": f"sqlite:///{self.tmp.name}/bench.sqlite3",
-            "PORT": str(self.port),
-            "LOCAL_API_BASE_URL": f"{self.url}/local/v1",
             "LOCAL_API_KEYS": KEY,
             "LOCAL_API_TOKEN_RATE": "0",
             "LOCAL_API_RPM": "1000000",
@@ -85,8 +113,22 @@ class Server:
             "PLAYGROUND_DATA_DIR": self.tmp.name,
             "LOG_LEVEL": "WARNING",
         }
-        self.env.pop("REDIS_URL", None)
+        base.pop("REDIS_URL", None)
+        base.pop("DJANGO_DEBUG", None)
+        self.env = {
+            **base,
+            "DATABASE_URL": f"sqlite:///{self.tmp.name}/bench.sqlite3",
+            "PORT": str(self.port),
+            "LOCAL_API_BASE_URL": f"{self.upstream_url}/local/v1",
+            "DEBUG_RELAY_TIMING": "1",
+        }
+        upstream_env = {
+            **base,
+            "DATABASE_URL": f"sqlite:///{self.tmp.name}/upstream.sqlite3",
+            "PORT": str(self.upstream_port),
+        }
         subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=self.env, check=True)
+        shutil.copy(f"{self.tmp.name}/bench.sqlite3", f"{self.tmp.name}/upstream.sqlite3")
         out = subprocess.run(
             [PYTHON, "manage.py", "shell", "-c", SETUP.replace("COUNT", str(count))],
             cwd=ROOT,
@@ -97,40 +139,37 @@ class Server:
         ).stdout
         setup = json.loads(out.strip().splitlines()[-1])
         self.session, self.conversations = setup["session"], setup["conversations"]
-        self.process = subprocess.Popen(
-            [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "playground.asgi:application"],
-            cwd=ROOT,
-            env=self.env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        for _ in range(300):
-            try:
-                httpx.get(f"{self.url}/accounts/login/", timeout=1)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.1)
+        logs = os.environ.get("RELAY_BENCH_LOGS") or self.tmp.name
+        self.upstream = daphne(self.upstream_port, upstream_env, f"{logs}/upstream.log")
+        self.process = daphne(self.port, self.env, f"{logs}/playground.log")
+        wait_up(f"{self.upstream_url}/accounts/login/")
+        wait_up(f"{self.url}/accounts/login/")
 
     @property
     def cookie(self) -> str:
         return f"sessionid={self.session}; csrftoken={CSRF}"
 
     def close(self):
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
+        for process in (self.process, self.upstream):
+            process.terminate()
+        for process in (self.process, self.upstream):
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
         self.tmp.cleanup()
 
 
-async def send(http: httpx.AsyncClient, server: Server, pk: int, content: str):
+async def send(http: httpx.AsyncClient, server: Server, pk: int, content: str) -> float:
+    """Seconds the send POST took."""
+    start = time.perf_counter()
     response = await http.post(
         f"/c/{pk}/send/",
         data={"content": content},
         headers={"Cookie": server.cookie, "X-CSRFToken": CSRF, "HX-Request": "true", "Referer": server.url},
     )
     response.raise_for_status()
+    return time.perf_counter() - start
 
 
 def ws_connect(server: Server, pk: int):
@@ -162,45 +201,59 @@ async def direct_stream(http: httpx.AsyncClient, content: str) -> tuple[float, i
 
 async def ttft(server: Server, runs: int) -> dict:
     prompt = "write 20 words about rivers"
-    relayed, direct = [], []
+    relayed, direct, hop, to_generator, post = [], [], [], [], []
     pk = server.conversations[0]
-    async with httpx.AsyncClient(base_url=server.url, timeout=60) as http, ws_connect(server, pk) as ws:
+    async with (
+        httpx.AsyncClient(base_url=server.url, timeout=60) as http,
+        httpx.AsyncClient(base_url=server.upstream_url, timeout=60) as upstream,
+        ws_connect(server, pk) as ws,
+    ):
         for _ in range(5):  # warm-up: imports, connection pools, first queries
-            await direct_stream(http, prompt)
+            await direct_stream(upstream, prompt)
         for i in range(runs + 3):
-            start = time.perf_counter()
-            await send(http, server, pk, prompt)
+            wall, start = time.time(), time.perf_counter()
+            sent = asyncio.create_task(send(http, server, pk, prompt))
             first = None
             while True:
                 event = json.loads(await ws.recv())
                 if event["type"] == "delta" and first is None:
-                    first = time.perf_counter() - start
+                    first, received = time.perf_counter() - start, time.time()
+                    stamp = event.get("t")
                 if event["type"] in ("done", "error"):
                     break
-            d, _ = await direct_stream(http, prompt)
+            await sent
+            posted = sent.result()
+            d, _ = await direct_stream(upstream, prompt)
             if i >= 3:
                 relayed.append(first * 1000)
                 direct.append(d * 1000)
-    return {"relayed": relayed, "direct": direct}
+                post.append(posted * 1000)
+                if stamp is not None:
+                    hop.append((received - stamp) * 1000)
+                    to_generator.append((stamp - wall) * 1000)
+    return {"relayed": relayed, "direct": direct, "hop": hop, "to_generator": to_generator, "post": post}
 
 
 async def concurrency(server: Server, streams: int) -> dict:
     prompt = "write 300 words about mountains"
     limits = httpx.Limits(max_connections=streams + 10)
-    async with httpx.AsyncClient(base_url=server.url, timeout=120, limits=limits) as http:
-        # Direct: N streams at once.
-        idle = rss_kb(server.process.pid)
+    async with (
+        httpx.AsyncClient(base_url=server.url, timeout=120, limits=limits) as http,
+        httpx.AsyncClient(base_url=server.upstream_url, timeout=120, limits=limits) as upstream,
+    ):
+        # Direct: N streams at once on the upstream.
         start = time.perf_counter()
-        results = await asyncio.gather(*(direct_stream(http, prompt) for _ in range(streams)))
+        results = await asyncio.gather(*(direct_stream(upstream, prompt) for _ in range(streams)))
         direct_seconds = time.perf_counter() - start
         direct_chunks = sum(chunks for _, chunks in results)
 
         # Relayed: N websockets, N sends at once; count the upstream chunks the deltas carried (seq).
+        idle = rss_kb(server.process.pid)
         pks = server.conversations[1 : streams + 1]
         sockets = [await ws_connect(server, pk).__aenter__() for pk in pks]
-        peak = rss_kb(server.process.pid)
-        base = peak
+        peak = base = rss_kb(server.process.pid)
         done = asyncio.Event()
+        hops: list[float] = []
 
         async def sample():
             nonlocal peak
@@ -215,6 +268,8 @@ async def concurrency(server: Server, streams: int) -> dict:
                 if event["type"] == "delta":
                     messages += 1
                     last_seq = event["seq"]
+                    if event.get("t") is not None:
+                        hops.append((time.time() - event["t"]) * 1000)
                 if event["type"] in ("done", "error"):
                     return messages, event.get("seq") or last_seq, event["type"]
 
@@ -240,7 +295,18 @@ async def concurrency(server: Server, streams: int) -> dict:
         "connected_rss_mb": base / 1024,
         "peak_rss_mb": peak / 1024,
         "rss_per_stream_kb": (peak - idle) / streams,
+        "hops": hops,
     }
+
+
+def row(name: str, values: list[float], other: list[float] | None = None) -> str:
+    if not values:
+        return f"| {name} | n/a | | |"
+    p50, p95 = statistics.median(values), pct(values, 0.95)
+    if other is None:
+        return f"| {name} p50 / p95 | {p50:.1f} / {p95:.1f} ms | — | — |"
+    o50, o95 = statistics.median(other), pct(other, 0.95)
+    return f"| {name} p50 / p95 | {p50:.1f} / {p95:.1f} ms | {o50:.1f} / {o95:.1f} ms | {p50 - o50:+.1f} / {p95 - o95:+.1f} ms |"
 
 
 def main():
@@ -250,30 +316,34 @@ def main():
     args = parser.parse_args()
     server = Server(count=args.streams + 1)
     try:
-        t = asyncio.run(ttft(server, args.runs))
-        c = asyncio.run(concurrency(server, args.streams))
+        t = asyncio.run(ttft(server, args.runs)) if args.runs else None
+        c = asyncio.run(concurrency(server, args.streams)) if args.streams else None
     finally:
         server.close()
-    p50r, p50d = statistics.median(t["relayed"]), statistics.median(t["direct"])
-    p95r, p95d = pct(t["relayed"], 0.95), pct(t["direct"], 0.95)
     print(f"\n### Chat relay ({args.runs} runs, {args.streams} concurrent streams, LOCAL_API_TOKEN_RATE=0)\n")
     print("| measure | through the playground | direct httpx | added |")
     print("|---|---|---|---|")
-    print(f"| time to first token p50 | {p50r:.1f} ms | {p50d:.1f} ms | {p50r - p50d:+.1f} ms |")
-    print(f"| time to first token p95 | {p95r:.1f} ms | {p95d:.1f} ms | {p95r - p95d:+.1f} ms |")
-    print(
-        f"| {args.streams} concurrent streams: chunks/s | {c['relay_chunks_per_s']:.0f} "
-        f"({c['relay_seconds']:.1f} s) | {c['direct_chunks_per_s']:.0f} ({c['direct_seconds']:.1f} s) | "
-        f"{c['relay_chunks_per_s'] / c['direct_chunks_per_s']:.0%} of direct |"
-    )
-    print(
-        f"| websocket messages for {c['upstream_chunks']} upstream chunks | {c['ws_messages']} "
-        f"(coalesced) | — | errors: {c['errors']} |"
-    )
-    print(
-        f"| server RSS | idle {c['idle_rss_mb']:.0f} MB, {args.streams} sockets {c['connected_rss_mb']:.0f} MB, "
-        f"peak {c['peak_rss_mb']:.0f} MB | — | {c['rss_per_stream_kb']:.0f} KB per stream |"
-    )
+    if t:
+        print(row("time to first token (send POST start to first delta)", t["relayed"], t["direct"]))
+        print(row("send POST start to first chunk at the generator", t["to_generator"], t["direct"]))
+        print(row("relay hop: first chunk at the generator to the websocket client", t["hop"]))
+        print(row("send POST response time", t["post"]))
+    if c:
+        print(
+            f"| {args.streams} concurrent streams: chunks/s | {c['relay_chunks_per_s']:.0f} "
+            f"({c['relay_seconds']:.1f} s) | {c['direct_chunks_per_s']:.0f} ({c['direct_seconds']:.1f} s) | "
+            f"{c['relay_chunks_per_s'] / c['direct_chunks_per_s']:.0%} of direct |"
+        )
+        print(
+            f"| websocket messages for {c['upstream_chunks']} upstream chunks | {c['ws_messages']} "
+            f"(coalesced) | — | errors: {c['errors']} |"
+        )
+        print(row(f"relay hop under {args.streams} streams, every delta (includes coalescing)", c["hops"]))
+        print(
+            f"| playground RSS | idle {c['idle_rss_mb']:.0f} MB, {args.streams} sockets "
+            f"{c['connected_rss_mb']:.0f} MB, peak {c['peak_rss_mb']:.0f} MB | — | "
+            f"{c['rss_per_stream_kb']:.0f} KB per stream |"
+        )
 
 
 if __name__ == "__main__":

@@ -189,6 +189,8 @@ LOCAL_API_TPM = int(os.environ.get("LOCAL_API_TPM", "2000000"))
 UPSTREAM_TIMEOUT = float(os.environ.get("PLAYGROUND_UPSTREAM_TIMEOUT", "120"))
 UPSTREAM_CONNECT_TIMEOUT = float(os.environ.get("PLAYGROUND_UPSTREAM_CONNECT_TIMEOUT", "10"))
 UPSTREAM_MAX_CONNECTIONS = int(os.environ.get("PLAYGROUND_UPSTREAM_MAX_CONNECTIONS", "500"))
+# Benchmarks only: chat deltas carry `t`, the wall-clock time their first upstream chunk reached the server.
+DEBUG_RELAY_TIMING = env_bool("DEBUG_RELAY_TIMING")
 
 LOGGING = {
     "version": 1,

@@ -164,3 +164,12 @@ def _live_server_helper(request):
     if "live_server" in request.fixturenames:
         request.getfixturevalue("transactional_db")
     yield
+
+
+def pytest_collection_modifyitems(config, items):
+    """Browser tests run last: sync Playwright keeps an event loop running in the main thread for the rest of the
+    session, which async tests and async_to_sync cannot share."""
+    for item in items:
+        if "browser" in item.path.parts:
+            item.add_marker(pytest.mark.browser)
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)

@@ -32,37 +32,99 @@ class Param:
 
 CHAT_PARAMS = [
     Param("stream", "bool", "Stream tokens as they are generated.", default=True, group="Output"),
-    Param("max_tokens", "int", "Maximum tokens to generate; input + max_tokens must fit the context window.",
-          minimum=1, maximum=None, default=None, group="Output"),
+    Param(
+        "max_tokens",
+        "int",
+        "Maximum tokens to generate; input + max_tokens must fit the context window.",
+        minimum=1,
+        maximum=None,
+        default=None,
+        group="Output",
+    ),
     Param("temperature", "float", "Randomness of the answer.", minimum=0, maximum=2, default=0.7, step=0.05),
     Param("top_p", "float", "Nucleus sampling.", minimum=0, maximum=1, default=0.7, step=0.05),
     Param("top_k", "int", "Sample from the k most likely tokens.", minimum=0, maximum=100, default=50),
-    Param("min_p", "float", "Dynamic filtering threshold (0 to 1).", minimum=0, maximum=1, default=None,
-          step=0.01, requires="min_p"),
+    Param(
+        "min_p",
+        "float",
+        "Dynamic filtering threshold (0 to 1).",
+        minimum=0,
+        maximum=1,
+        default=None,
+        step=0.01,
+        requires="min_p",
+    ),
     Param("frequency_penalty", "float", "Penalise repeated tokens.", minimum=-2, maximum=2, default=0.0, step=0.1),
     Param("n", "int", "Number of answers to generate.", minimum=1, maximum=8, default=1, group="Output"),
-    Param("seed", "int", "Same inputs and seed give the same answer (where supported).", minimum=0,
-          maximum=2**31 - 1, default=None, group="Output", advanced=True),
-    Param("stop", "stops", "Up to 4 stop sequences, one per line; the answer ends before them.", group="Output",
-          extra={"max_items": 4}),
-    Param("response_format", "choice", "Ask for plain text or a JSON object.", choices=("text", "json_object"),
-          default="text", group="Output", extra={"object_key": "type"}),
-    Param("enable_thinking", "bool", "Think before answering.", default=True, requires="thinking",
-          group="Reasoning"),
-    Param("thinking_budget", "int", "Maximum tokens of reasoning (128 to 32768).", minimum=128, maximum=32768,
-          default=4096, requires="thinking_budget", group="Reasoning"),
-    Param("reasoning_effort", "choice", "How hard the model reasons.", choices=("high", "max"), default="high",
-          requires="reasoning_effort", group="Reasoning"),
+    Param(
+        "seed",
+        "int",
+        "Same inputs and seed give the same answer (where supported).",
+        minimum=0,
+        maximum=2**31 - 1,
+        default=None,
+        group="Output",
+        advanced=True,
+    ),
+    Param(
+        "stop",
+        "stops",
+        "Up to 4 stop sequences, one per line; the answer ends before them.",
+        group="Output",
+        extra={"max_items": 4},
+    ),
+    Param(
+        "response_format",
+        "choice",
+        "Ask for plain text or a JSON object.",
+        choices=("text", "json_object"),
+        default="text",
+        group="Output",
+        extra={"object_key": "type"},
+    ),
+    Param("enable_thinking", "bool", "Think before answering.", default=True, requires="thinking", group="Reasoning"),
+    Param(
+        "thinking_budget",
+        "int",
+        "Maximum tokens of reasoning (128 to 32768).",
+        minimum=128,
+        maximum=32768,
+        default=4096,
+        requires="thinking_budget",
+        group="Reasoning",
+    ),
+    Param(
+        "reasoning_effort",
+        "choice",
+        "How hard the model reasons.",
+        choices=("high", "max"),
+        default="high",
+        requires="reasoning_effort",
+        group="Reasoning",
+    ),
 ]
 
 RERANK_PARAMS = [
     Param("top_n", "int", "Number of most relevant documents to return.", minimum=1, default=None),
     Param("return_documents", "bool", "Include the document text in the response.", default=False),
     Param("instruction", "text", "Instruction that steers the ranking.", requires="rerank_instruction"),
-    Param("max_chunks_per_doc", "int", "Long documents are split; the best chunk scores the document.",
-          minimum=1, default=1024, requires="rerank_chunking"),
-    Param("overlap_tokens", "int", "Token overlap between adjacent chunks (0 to 80).", minimum=0, maximum=80,
-          default=None, requires="rerank_chunking"),
+    Param(
+        "max_chunks_per_doc",
+        "int",
+        "Long documents are split; the best chunk scores the document.",
+        minimum=1,
+        default=1024,
+        requires="rerank_chunking",
+    ),
+    Param(
+        "overlap_tokens",
+        "int",
+        "Token overlap between adjacent chunks (0 to 80).",
+        minimum=0,
+        maximum=80,
+        default=None,
+        requires="rerank_chunking",
+    ),
 ]
 
 SAMPLE_RATES = {
@@ -76,14 +138,25 @@ SPEECH_INPUT_LIMIT = 128000
 
 SPEECH_PARAMS = [
     Param("response_format", "choice", "Audio format.", choices=("mp3", "opus", "wav", "pcm"), default="mp3"),
-    Param("sample_rate", "choice", "Output sample rate in Hz (the allowed rates depend on the format).",
-          choices=tuple(str(rate) for rate in sorted({r for rates in SAMPLE_RATES.values() for r in rates})),
-          default="44100"),
+    Param(
+        "sample_rate",
+        "choice",
+        "Output sample rate in Hz (the allowed rates depend on the format).",
+        choices=tuple(str(rate) for rate in sorted({r for rates in SAMPLE_RATES.values() for r in rates})),
+        default="44100",
+    ),
     Param("speed", "float", "Speaking speed (0.25 to 4).", minimum=0.25, maximum=4, default=1.0, step=0.05),
     Param("gain", "float", "Volume gain in dB (-10 to 10).", minimum=-10, maximum=10, default=0.0, step=0.5),
     Param("stream", "bool", "Stream the audio as it is synthesized.", default=True),
-    Param("max_tokens", "int", "Output token limit; input + output must stay within 32k tokens.", minimum=1,
-          maximum=32768, default=2048, advanced=True),
+    Param(
+        "max_tokens",
+        "int",
+        "Output token limit; input + output must stay within 32k tokens.",
+        minimum=1,
+        maximum=32768,
+        default=2048,
+        advanced=True,
+    ),
 ]
 
 
@@ -112,9 +185,7 @@ def form_field(param: Param) -> forms.Field:
     if param.kind == "bool":
         return forms.BooleanField(initial=param.default, **common)
     if param.kind == "int":
-        return forms.IntegerField(
-            min_value=param.minimum, max_value=param.maximum, initial=param.default, **common
-        )
+        return forms.IntegerField(min_value=param.minimum, max_value=param.maximum, initial=param.default, **common)
     if param.kind == "float":
         field_ = forms.FloatField(min_value=param.minimum, max_value=param.maximum, initial=param.default, **common)
         field_.widget.attrs["step"] = param.step or "any"

@@ -17,6 +17,7 @@ from datetime import timedelta
 
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.template.loader import render_to_string
@@ -311,6 +312,8 @@ class Generation:
         self.published_content: list[str] = []
         self.published_reasoning: list[str] = []
         self.publishes = 0
+        self._timing = settings.DEBUG_RELAY_TIMING
+        self._pending_since: float | None = None
 
     # -- control
 
@@ -337,6 +340,8 @@ class Generation:
     def _add(self, text: str, reasoning: str) -> None:
         if self.first_token is None:
             self.first_token = time.monotonic()
+        if self._timing and self._pending_since is None:
+            self._pending_since = time.time()
         self.seq += 1
         if text:
             self.content.append(text)
@@ -412,6 +417,8 @@ class Generation:
             "reasoning": reasoning,
             "text": text,
         }
+        if self._timing:
+            event["t"], self._pending_since = self._pending_since, None
         await layer.group_send(conversation_group(self.conversation_id), event)
 
     async def _publish_loop(self, layer) -> None:

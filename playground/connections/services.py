@@ -22,11 +22,14 @@ async def test_connection(connection: Connection) -> tuple[bool, str]:
             await client.voices(endpoint)
             ok, message = True, "Connected: the key works (this provider does not list its models)."
     except UpstreamError as error:
-        ok, message = False, {
-            401: "Key rejected (401): check the API key.",
-            403: "Permission denied (403): the account needs verification or permission.",
-            404: "Not found (404): check that the base URL is the API root ending in /v1.",
-        }.get(error.status or 0, f"{error.title}: {error.message}")
+        ok, message = (
+            False,
+            {
+                401: "Key rejected (401): check the API key.",
+                403: "Permission denied (403): the account needs verification or permission.",
+                404: "Not found (404): check that the base URL is the API root ending in /v1.",
+            }.get(error.status or 0, f"{error.title}: {error.message}"),
+        )
     connection.last_tested = timezone.now()
     connection.last_test_ok = ok
     connection.last_test_message = message[:500]

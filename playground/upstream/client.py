@@ -192,9 +192,7 @@ class ChatStream:
             raise error from None
         except SSEError as exc:
             raise UpstreamError(kind="stream", message=str(exc), trace_id=self.trace_id) from None
-        raise UpstreamError(
-            kind="stream", message="The stream ended before [DONE].", trace_id=self.trace_id
-        )
+        raise UpstreamError(kind="stream", message="The stream ended before [DONE].", trace_id=self.trace_id)
 
 
 @asynccontextmanager

@@ -51,7 +51,11 @@ def test_login_and_logout(client, alice):
 def test_change_password(alice_client, alice):
     response = alice_client.post(
         reverse("accounts:password_change"),
-        {"old_password": PASSWORD, "new_password1": "another-long-passphrase", "new_password2": "another-long-passphrase"},
+        {
+            "old_password": PASSWORD,
+            "new_password1": "another-long-passphrase",
+            "new_password2": "another-long-passphrase",
+        },
     )
     assert response.status_code == 302
     alice.refresh_from_db()

@@ -25,8 +25,6 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 # Sync Playwright runs an event loop in this thread; the ORM calls of the tests themselves are still sync.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
-pytestmark = pytest.mark.browser
-
 
 @pytest.fixture(scope="session")
 def browser():

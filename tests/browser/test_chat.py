@@ -134,6 +134,8 @@ def test_an_upstream_429_names_the_limit_and_offers_retry_after_a_countdown(open
     expect(alert).to_contain_text("Retry possible in")
     expect(retry).to_be_disabled()
     screenshot(page, "chat-error-429")
+    page.get_by_role("button", name="Toggle dark mode").click()
+    screenshot(page, "chat-error-429-dark")
     expect(retry).to_be_enabled(timeout=8000)
 
     retry.click()
@@ -381,3 +383,25 @@ def test_non_streaming_mode_with_two_choices_works_through_the_same_page(open_ch
     message = Message.objects.get(pk=answer.get_attribute("data-message-id"))
     assert message.params.get("stream") is False
     screenshot(page, "chat-non-streaming")
+
+
+def test_rename_duplicate_and_delete_from_the_toolbar(open_chat):
+    page = open_chat()
+    send(page, "What is 1 + 1?")
+    expect(page.locator('article[data-role="assistant"]').last).to_have_attribute(
+        "data-status", "complete", timeout=DONE
+    )
+    page.locator(".rename summary").click()
+    page.get_by_role("textbox", name="Title").fill("Arithmetic")
+    page.get_by_role("button", name="Rename").click()
+    expect(page.locator(".chat-title")).to_have_text("Arithmetic")
+
+    page.get_by_role("button", name="Duplicate").click()
+    expect(page.locator(".chat-title")).to_have_text("Arithmetic (copy)")
+    expect(page.locator("#thread article")).to_have_count(2)
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Delete").click()
+    expect(page.locator("#conversation-list a")).to_have_count(1)
+    expect(page.locator("#conversation-list")).to_contain_text("Arithmetic")
+    assert Conversation.objects.count() == 1

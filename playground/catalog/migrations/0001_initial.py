@@ -5,44 +5,78 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('connections', '0001_initial'),
+        ("connections", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='CatalogModel',
+            name="CatalogModel",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('scope', models.CharField(choices=[('local', 'Local API'), ('hosted', 'Hosted providers'), ('connection', 'One connection')], default='hosted', max_length=16)),
-                ('model_id', models.CharField(max_length=200)),
-                ('kind', models.CharField(choices=[('chat', 'Chat'), ('rerank', 'Rerank'), ('speech', 'Speech')], default='chat', max_length=16)),
-                ('label', models.CharField(blank=True, max_length=200)),
-                ('description', models.CharField(blank=True, max_length=500)),
-                ('enabled', models.BooleanField(default=True)),
-                ('text', models.BooleanField(default=True)),
-                ('vision', models.BooleanField(default=False)),
-                ('audio', models.BooleanField(default=False)),
-                ('video', models.BooleanField(default=False)),
-                ('pdf', models.BooleanField(default=False)),
-                ('base64_only', models.BooleanField(default=False, help_text='Accepts images as base64 data only.')),
-                ('thinking', models.BooleanField(default=False, help_text='Supports enable_thinking.')),
-                ('thinking_budget', models.BooleanField(default=False)),
-                ('reasoning_effort', models.BooleanField(default=False)),
-                ('min_p', models.BooleanField(default=False)),
-                ('tools', models.BooleanField(default=False)),
-                ('rerank_instruction', models.BooleanField(default=False)),
-                ('rerank_chunking', models.BooleanField(default=False, help_text='Supports max_chunks_per_doc and overlap_tokens.')),
-                ('context_window', models.PositiveIntegerField(default=32768)),
-                ('max_output', models.PositiveIntegerField(default=4096)),
-                ('connection', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='models', to='connections.connection')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "scope",
+                    models.CharField(
+                        choices=[
+                            ("local", "Local API"),
+                            ("hosted", "Hosted providers"),
+                            ("connection", "One connection"),
+                        ],
+                        default="hosted",
+                        max_length=16,
+                    ),
+                ),
+                ("model_id", models.CharField(max_length=200)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("chat", "Chat"), ("rerank", "Rerank"), ("speech", "Speech")],
+                        default="chat",
+                        max_length=16,
+                    ),
+                ),
+                ("label", models.CharField(blank=True, max_length=200)),
+                ("description", models.CharField(blank=True, max_length=500)),
+                ("enabled", models.BooleanField(default=True)),
+                ("text", models.BooleanField(default=True)),
+                ("vision", models.BooleanField(default=False)),
+                ("audio", models.BooleanField(default=False)),
+                ("video", models.BooleanField(default=False)),
+                ("pdf", models.BooleanField(default=False)),
+                ("base64_only", models.BooleanField(default=False, help_text="Accepts images as base64 data only.")),
+                ("thinking", models.BooleanField(default=False, help_text="Supports enable_thinking.")),
+                ("thinking_budget", models.BooleanField(default=False)),
+                ("reasoning_effort", models.BooleanField(default=False)),
+                ("min_p", models.BooleanField(default=False)),
+                ("tools", models.BooleanField(default=False)),
+                ("rerank_instruction", models.BooleanField(default=False)),
+                (
+                    "rerank_chunking",
+                    models.BooleanField(default=False, help_text="Supports max_chunks_per_doc and overlap_tokens."),
+                ),
+                ("context_window", models.PositiveIntegerField(default=32768)),
+                ("max_output", models.PositiveIntegerField(default=4096)),
+                (
+                    "connection",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="models",
+                        to="connections.connection",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['kind', 'model_id'],
-                'constraints': [models.UniqueConstraint(condition=models.Q(('connection', None)), fields=('scope', 'model_id'), name='unique_seeded'), models.UniqueConstraint(fields=('connection', 'model_id'), name='unique_per_connection')],
+                "ordering": ["kind", "model_id"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        condition=models.Q(("connection", None)), fields=("scope", "model_id"), name="unique_seeded"
+                    ),
+                    models.UniqueConstraint(fields=("connection", "model_id"), name="unique_per_connection"),
+                ],
             },
         ),
     ]

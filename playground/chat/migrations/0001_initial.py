@@ -6,66 +6,121 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('connections', '0001_initial'),
+        ("connections", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Conversation',
+            name="Conversation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('title', models.CharField(blank=True, max_length=200)),
-                ('system_prompt', models.TextField(blank=True)),
-                ('model_id', models.CharField(blank=True, max_length=200)),
-                ('params', models.JSONField(blank=True, default=dict)),
-                ('context_policy', models.CharField(choices=[('latest', 'Keep the system prompt and the latest messages'), ('first_and_latest', 'Keep the system prompt, the first question and the latest messages')], default='latest', max_length=32)),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('updated', models.DateTimeField(auto_now=True)),
-                ('connection', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='connections.connection')),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='conversations', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("title", models.CharField(blank=True, max_length=200)),
+                ("system_prompt", models.TextField(blank=True)),
+                ("model_id", models.CharField(blank=True, max_length=200)),
+                ("params", models.JSONField(blank=True, default=dict)),
+                (
+                    "context_policy",
+                    models.CharField(
+                        choices=[
+                            ("latest", "Keep the system prompt and the latest messages"),
+                            ("first_and_latest", "Keep the system prompt, the first question and the latest messages"),
+                        ],
+                        default="latest",
+                        max_length=32,
+                    ),
+                ),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                ("updated", models.DateTimeField(auto_now=True)),
+                (
+                    "connection",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="connections.connection",
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="conversations",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-updated', '-pk'],
+                "ordering": ["-updated", "-pk"],
             },
         ),
         migrations.CreateModel(
-            name='Message',
+            name="Message",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('system', 'System'), ('user', 'User'), ('assistant', 'Assistant'), ('tool', 'Tool')], max_length=16)),
-                ('content', models.TextField(blank=True)),
-                ('reasoning', models.TextField(blank=True)),
-                ('status', models.CharField(choices=[('complete', 'Complete'), ('streaming', 'Streaming'), ('stopped', 'Stopped'), ('interrupted', 'Interrupted'), ('error', 'Error')], default='complete', max_length=16)),
-                ('error', models.JSONField(blank=True, null=True)),
-                ('model_id', models.CharField(blank=True, max_length=200)),
-                ('params', models.JSONField(blank=True, default=dict)),
-                ('usage', models.JSONField(blank=True, null=True)),
-                ('finish_reason', models.CharField(blank=True, max_length=32)),
-                ('trace_id', models.CharField(blank=True, max_length=200)),
-                ('ttft_ms', models.PositiveIntegerField(blank=True, null=True)),
-                ('total_ms', models.PositiveIntegerField(blank=True, null=True)),
-                ('seq', models.PositiveIntegerField(default=0, help_text='Last sequence number flushed to the database.')),
-                ('heartbeat', models.DateTimeField(blank=True, null=True)),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('choices', models.JSONField(blank=True, default=list, help_text='Text of the extra choices when n > 1.')),
-                ('tool_calls', models.JSONField(blank=True, null=True)),
-                ('conversation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='messages', to='chat.conversation')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[("system", "System"), ("user", "User"), ("assistant", "Assistant"), ("tool", "Tool")],
+                        max_length=16,
+                    ),
+                ),
+                ("content", models.TextField(blank=True)),
+                ("reasoning", models.TextField(blank=True)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("complete", "Complete"),
+                            ("streaming", "Streaming"),
+                            ("stopped", "Stopped"),
+                            ("interrupted", "Interrupted"),
+                            ("error", "Error"),
+                        ],
+                        default="complete",
+                        max_length=16,
+                    ),
+                ),
+                ("error", models.JSONField(blank=True, null=True)),
+                ("model_id", models.CharField(blank=True, max_length=200)),
+                ("params", models.JSONField(blank=True, default=dict)),
+                ("usage", models.JSONField(blank=True, null=True)),
+                ("finish_reason", models.CharField(blank=True, max_length=32)),
+                ("trace_id", models.CharField(blank=True, max_length=200)),
+                ("ttft_ms", models.PositiveIntegerField(blank=True, null=True)),
+                ("total_ms", models.PositiveIntegerField(blank=True, null=True)),
+                (
+                    "seq",
+                    models.PositiveIntegerField(default=0, help_text="Last sequence number flushed to the database."),
+                ),
+                ("heartbeat", models.DateTimeField(blank=True, null=True)),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                (
+                    "choices",
+                    models.JSONField(blank=True, default=list, help_text="Text of the extra choices when n > 1."),
+                ),
+                ("tool_calls", models.JSONField(blank=True, null=True)),
+                (
+                    "conversation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="messages", to="chat.conversation"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['pk'],
+                "ordering": ["pk"],
             },
         ),
         migrations.AddIndex(
-            model_name='conversation',
-            index=models.Index(fields=['owner', '-updated'], name='chat_conver_owner_i_7d2ecc_idx'),
+            model_name="conversation",
+            index=models.Index(fields=["owner", "-updated"], name="chat_conver_owner_i_7d2ecc_idx"),
         ),
         migrations.AddIndex(
-            model_name='message',
-            index=models.Index(fields=['status', 'heartbeat'], name='chat_messag_status_46c3d0_idx'),
+            model_name="message",
+            index=models.Index(fields=["status", "heartbeat"], name="chat_messag_status_46c3d0_idx"),
         ),
     ]

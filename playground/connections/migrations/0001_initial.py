@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,22 +14,29 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Connection',
+            name="Connection",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('base_url', models.URLField(blank=True, max_length=500)),
-                ('is_local', models.BooleanField(default=False)),
-                ('encrypted_key', models.TextField(blank=True)),
-                ('key_hint', models.CharField(blank=True, max_length=16)),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('last_tested', models.DateTimeField(blank=True, null=True)),
-                ('last_test_ok', models.BooleanField(null=True)),
-                ('last_test_message', models.CharField(blank=True, max_length=500)),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='connections', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100)),
+                ("base_url", models.URLField(blank=True, max_length=500)),
+                ("is_local", models.BooleanField(default=False)),
+                ("encrypted_key", models.TextField(blank=True)),
+                ("key_hint", models.CharField(blank=True, max_length=16)),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                ("last_tested", models.DateTimeField(blank=True, null=True)),
+                ("last_test_ok", models.BooleanField(null=True)),
+                ("last_test_message", models.CharField(blank=True, max_length=500)),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="connections",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-is_local', 'name'],
+                "ordering": ["-is_local", "name"],
             },
         ),
     ]

@@ -1,0 +1,146 @@
+"""Screenshots of the main pages for README, light and dark, taken in Debian's Chromium.
+
+Run by hand: `.venv/bin/python scripts/screenshots.py`. It starts its own daphne on a free port with a temporary
+database, signs up a user, fills each page with real content from the local API and writes
+docs/screenshots/<page>-<theme>.png.
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+from playwright.sync_api import expect, sync_playwright
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "docs" / "screenshots"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+PASSWORD = "screenshots-passphrase-42"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(tmp: str, port: int) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{tmp}/db.sqlite3",
+        "PORT": str(port),
+        "PLAYGROUND_DATA_DIR": tmp,
+        "LOCAL_API_TOKEN_RATE": "400",
+        "LOCAL_API_KEYS": "sk-local-screenshots",
+    }
+    env.pop("REDIS_URL", None)
+    for command in (["migrate", "-v0"], ["seed_catalog", "-v0"]):
+        subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=env, check=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    for _ in range(100):
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/accounts/login/", timeout=1)
+            return process
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise SystemExit("daphne did not start")
+
+
+def shoot(page, name: str) -> None:
+    for theme in ("light", "dark"):
+        page.evaluate(f"document.documentElement.dataset.theme = '{theme}'")
+        page.wait_for_timeout(150)
+        page.screenshot(path=str(OUT / f"{name}-{theme}.png"))
+        print("wrote", OUT / f"{name}-{theme}.png")
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        server = start(tmp, port)
+        try:
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+                page = browser.new_page(base_url=f"http://127.0.0.1:{port}", viewport={"width": 1440, "height": 900})
+                page.set_default_timeout(30_000)
+                page.goto("/accounts/signup/")
+                page.get_by_label("Username").fill("demo")
+                page.get_by_label("Password", exact=True).fill(PASSWORD)
+                page.get_by_label("Password confirmation").fill(PASSWORD)
+                page.get_by_role("button", name="Sign up").click()
+                page.wait_for_url("**/")
+
+                # Chat: a reasoning answer with a table and code.
+                page.get_by_role("textbox", name="Message").fill("Write a table of three planets, then python code")
+                page.get_by_role("button", name="Send").click()
+                expect(page.locator("article[data-role=assistant][data-status=complete]").last).to_be_visible()
+                page.get_by_label("Model").select_option("local/reasoner")
+                page.wait_for_timeout(500)
+                page.get_by_role("textbox", name="Message").fill("What is 12*7+3? Explain briefly.")
+                page.get_by_role("button", name="Send").click()
+                expect(page.locator("article[data-role=assistant][data-status=complete]")).to_have_count(2)
+                shoot(page, "chat")
+
+                page.goto("/connections/")
+                page.get_by_role("button", name="Test connection").first.click()
+                page.wait_for_timeout(800)
+                shoot(page, "connections")
+
+                page.goto("/rerank/")
+                page.get_by_label("Query").fill("How do plants make energy?")
+                page.get_by_label("Documents").fill(
+                    "Photosynthesis turns light, water and carbon dioxide into sugar and oxygen.\n"
+                    "The stock market closed higher on Friday.\n"
+                    "Plants store the energy they make as starch.\n"
+                    "A recipe for lemon cake with three eggs."
+                )
+                page.get_by_role("button", name="Rerank").first.click()
+                page.wait_for_timeout(1500)
+                shoot(page, "rerank")
+
+                page.goto("/speech/")
+                page.get_by_label("Text").first.fill(
+                    "[S1] Welcome to the playground. [S2] Everything here runs locally."
+                )
+                page.get_by_role("button", name="Generate").first.click()
+                page.wait_for_timeout(3000)
+                shoot(page, "speech")
+
+                page.goto("/speech/voices/")
+                page.wait_for_timeout(500)
+                shoot(page, "voices")
+
+                page.goto("/batches/")
+                page.get_by_label("Prompts").fill(
+                    "Count the words in: the quick brown fox\nWhat is 6*7?\nList 3 colours"
+                )
+                page.get_by_role("button", name="Create batch").click()
+                page.wait_for_timeout(4000)
+                shoot(page, "batches")
+                browser.close()
+        finally:
+            server.terminate()
+            server.wait(timeout=15)
+
+
+if __name__ == "__main__":
+    main()
