@@ -30,7 +30,7 @@ migrate: deps
 run: migrate
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	@echo "The playground is at http://127.0.0.1:$(PORT)  (Ctrl+C to stop)"
-	PORT=$(PORT) $(BIN)/daphne -b 127.0.0.1 -p $(PORT) playground.asgi:application
+	PORT=$(PORT) $(BIN)/daphne -e tcp:$(PORT):interface=127.0.0.1:backlog=1024 playground.asgi:application
 
 # Browser tests need Debian's Chromium: install it when missing and we are root; otherwise they skip loudly
 # (and fail under CI=true).

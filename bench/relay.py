@@ -88,7 +88,15 @@ def daphne(port: int, env: dict, log: str) -> subprocess.Popen:
     """A daphne process; its output goes to `log` (RELAY_BENCH_LOGS=<dir> keeps it after the run)."""
     with open(log, "wb") as out:
         return subprocess.Popen(
-            [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"],
+            # Twisted's default listen backlog (50) overflows when 200 clients connect at once.
+            [
+                PYTHON,
+                "-m",
+                "daphne",
+                "-e",
+                f"tcp:{port}:interface=127.0.0.1:backlog=1024",
+                "playground.asgi:application",
+            ],
             cwd=ROOT,
             env=env,
             stdout=out,

@@ -71,6 +71,8 @@ def server_env(port: int, **extra: str) -> dict[str, str]:
         "PLAYGROUND_DATA_DIR": str(settings.DATA_DIR),
         "PYTHONUNBUFFERED": "1",
     }
+    # The browser tests' process needs this; the server must keep Django's async safety checks.
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     env.update(extra)
     return env
 

@@ -18,17 +18,20 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.waiting: dict[int, list[dict]] = {}  # live deltas held until the message's snapshot arrives
         self.fallbacks: dict[int, asyncio.Task] = {}
         self.last_seq: dict[int, int] = {}
-        await self.accept()
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
+            await self.accept()
             await self.close(code=4403)
             return
         if not await self._owns(user):
+            await self.accept()
             await self.close(code=4404)
             return
         await database_sync_to_async(services.recover_once)()
         self.group = services.conversation_group(self.conversation_id)
+        # Join the group before accepting: once the client sees the socket open, no delta can pass it by.
         await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
 
     async def disconnect(self, code):
         for task in self.fallbacks.values():

@@ -61,6 +61,29 @@ def chat_models(connection: Connection) -> list[CatalogModel]:
     return list(CatalogModel.objects.for_connection(connection, kind="chat"))
 
 
+def selected_model(conversation: Conversation) -> CatalogModel | None:
+    """The conversation's chat model (as pick_model would choose it) with one query, remembered on the instance."""
+    connection = connection_for(conversation)
+    key = (connection.pk, conversation.model_id)
+    cached = getattr(conversation, "_selected_model", None)
+    if cached is None or cached[0] != key:
+        if conversation.model_id:
+            # for_connection narrowed to one id, without its subqueries: the connection's own enabled entry
+            # wins over the seeded one of its scope.
+            scope = "local" if connection.is_local else "hosted"
+            rows = CatalogModel.objects.filter(
+                Q(connection=connection) | Q(connection=None, scope=scope),
+                model_id=conversation.model_id,
+                kind="chat",
+                enabled=True,
+            )
+            model = min(rows, key=lambda row: row.connection_id is None, default=None)
+        else:
+            model = CatalogModel.objects.for_connection(connection, kind="chat").first()
+        cached = conversation._selected_model = (key, model)
+    return cached[1]
+
+
 def pick_model(models: list[CatalogModel], model_id: str) -> CatalogModel | None:
     for model in models:
         if model.model_id == model_id:
@@ -190,37 +213,66 @@ class Turn:
     endpoint: Endpoint
     request: ChatRequest
     headers: dict = field(default_factory=dict)
+    generation: "Generation | None" = None
+    assistant_html: str = ""
 
 
-def prepare_turn(conversation: Conversation, content: str | None, *, replace: Message | None = None) -> Turn:
+def launcher(loop: asyncio.AbstractEventLoop, headers: dict | None = None):
+    """For prepare_turn (which runs in a thread): start a generation on `loop` at once, bound to its row later."""
+
+    def launch(endpoint: Endpoint, body: dict) -> Generation:
+        generation = Generation(endpoint, body, headers=headers, loop=loop)
+        loop.call_soon_threadsafe(generation.begin)
+        return generation
+
+    return launch
+
+
+def prepare_turn(
+    conversation: Conversation, content: str | None, *, replace: Message | None = None, launch=None
+) -> Turn:
     """Save the user message (when given) and the assistant placeholder, and build the request (sync code).
 
-    `replace` is an answer to regenerate: it is deleted and a new placeholder takes its place.
+    `replace` is an answer to regenerate: it is deleted and a new placeholder takes its place. With `launch`
+    (see launcher) the upstream call starts as soon as the body is built, so the writes and the rendering of the
+    placeholder overlap with the upstream's time to first token; what arrives meanwhile waits in memory until
+    the generation knows its message.
     """
     connection = connection_for(conversation)
-    model = pick_model(chat_models(connection), conversation.model_id)
-    with transaction.atomic():
-        if replace is not None:
-            replace.delete()
-        history = list(conversation.messages.exclude(status=Message.STREAMING))
-        request = build_request(conversation, model, history, next_user=content)
-        user_message = None
-        if content is not None:
-            user_message = Message.objects.create(conversation=conversation, role="user", content=content)
-            conversation.title_from(content)
-        if model is not None and not conversation.model_id:
-            conversation.model_id = model.model_id
-        conversation.save()
-        params = {k: v for k, v in request.body.items() if k not in ("model", "messages")}
-        assistant = Message.objects.create(
-            conversation=conversation,
-            role="assistant",
-            status=Message.STREAMING,
-            model_id=request.body["model"],
-            params=params,
-            heartbeat=timezone.now(),
-        )
-    return Turn(conversation, user_message, assistant, connection.endpoint(), request)
+    model = selected_model(conversation)
+    history = conversation.messages.exclude(status=Message.STREAMING).only("role", "content", "status")
+    if replace is not None:
+        history = history.exclude(pk=replace.pk)
+    request = build_request(conversation, model, list(history), next_user=content)
+    endpoint = connection.endpoint()
+    generation = launch(endpoint, request.body) if launch is not None else None
+    try:
+        with transaction.atomic():
+            if replace is not None:
+                replace.delete()
+            user_message = None
+            if content is not None:
+                user_message = Message.objects.create(conversation=conversation, role="user", content=content)
+                conversation.title_from(content)
+            if model is not None and not conversation.model_id:
+                conversation.model_id = model.model_id
+            conversation.save()
+            params = {k: v for k, v in request.body.items() if k not in ("model", "messages")}
+            assistant = Message.objects.create(
+                conversation=conversation,
+                role="assistant",
+                status=Message.STREAMING,
+                model_id=request.body["model"],
+                params=params,
+                heartbeat=timezone.now(),
+            )
+    except BaseException:
+        if generation is not None:
+            generation.abort_threadsafe()
+        raise
+    if generation is not None:
+        generation.bind_threadsafe(assistant)
+    return Turn(conversation, user_message, assistant, endpoint, request, generation=generation)
 
 
 def render_message(message: Message) -> str:
@@ -228,22 +280,24 @@ def render_message(message: Message) -> str:
 
 
 async def start_turn(turn: Turn) -> "Generation":
-    """Start the generation and announce its placeholder to the conversation's other tabs.
+    """Start the generation (unless prepare_turn launched it) and announce its placeholder to the other tabs.
 
-    The upstream call starts first: its first token takes far longer than the announcement, which still
-    arrives before it, and a tab that sees a delta for an unknown message subscribes anyway.
+    The announcement goes after the upstream call started: a tab that sees a delta for an unknown message
+    subscribes anyway.
     """
-    generation = start(turn.assistant, turn.endpoint, turn.request.body, headers=turn.headers)
-    html = await sync_to_async(render_message)(turn.assistant)
+    if turn.generation is None:
+        turn.generation = start(turn.assistant, turn.endpoint, turn.request.body, headers=turn.headers)
+    html = turn.assistant_html or await sync_to_async(render_message)(turn.assistant)
     await get_channel_layer().group_send(
         conversation_group(turn.conversation.pk),
         {"type": "chat.start", "message_id": turn.assistant.pk, "html": html},
     )
-    return generation
+    return turn.generation
 
 
 async def send(conversation: Conversation, content: str, *, headers: dict | None = None) -> Turn:
-    turn = await sync_to_async(prepare_turn)(conversation, content)
+    launch = launcher(asyncio.get_running_loop(), headers)
+    turn = await sync_to_async(prepare_turn)(conversation, content, launch=launch)
     turn.headers = headers or {}
     await start_turn(turn)
     return turn
@@ -260,12 +314,9 @@ def running(message_id: int) -> "Generation | None":
 
 
 def start(message: Message, endpoint: Endpoint, body: dict, *, headers: dict | None = None) -> "Generation":
-    generation = Generation(message, endpoint, body, headers=headers)
-    _generations[message.pk] = generation
-    # A fresh context: the task must not inherit the request's thread-sensitive executor, which ends with it.
-    generation.task = asyncio.create_task(
-        generation.run(), name=f"generation-{message.pk}", context=contextvars.Context()
-    )
+    generation = Generation(endpoint, body, headers=headers)
+    generation.begin()
+    generation.bind(message.pk, message.conversation_id)
     return generation
 
 
@@ -278,9 +329,12 @@ async def request_stop(message_id: int) -> None:
 
 
 class Generation:
-    def __init__(self, message: Message, endpoint: Endpoint, body: dict, *, headers: dict | None = None):
-        self.message_id = message.pk
-        self.conversation_id = message.conversation_id
+    def __init__(self, endpoint: Endpoint, body: dict, *, headers: dict | None = None, loop=None):
+        # Known once the assistant row exists (bind); the upstream call may start before.
+        self.message_id: int | None = None
+        self.conversation_id: int | None = None
+        self.loop = loop
+        self._bound: asyncio.Future | None = None
         self.endpoint = endpoint
         self.body = body
         self.headers = headers or {}
@@ -314,6 +368,26 @@ class Generation:
         self.publishes = 0
         self._timing = settings.DEBUG_RELAY_TIMING
         self._pending_since: float | None = None
+
+    # -- life cycle (begin, bind and abort run on the event loop)
+
+    def begin(self) -> None:
+        self._bound = asyncio.get_running_loop().create_future()
+        # A fresh context: the task must not inherit the request's thread-sensitive executor, which ends with it.
+        self.task = asyncio.create_task(self.run(), name="generation", context=contextvars.Context())
+
+    def bind(self, message_id: int, conversation_id: int) -> None:
+        self.message_id, self.conversation_id = message_id, conversation_id
+        _generations[message_id] = self
+        self.task.set_name(f"generation-{message_id}")
+        if not self._bound.done():
+            self._bound.set_result(None)
+
+    def bind_threadsafe(self, message: Message) -> None:
+        self.loop.call_soon_threadsafe(self.bind, message.pk, message.conversation_id)
+
+    def abort_threadsafe(self) -> None:
+        self.loop.call_soon_threadsafe(lambda: self.task.cancel())
 
     # -- control
 
@@ -492,13 +566,21 @@ class Generation:
     # -- the whole life of a generation
 
     async def run(self) -> None:
+        # The upstream call first; the rest needs the message, which the caller is saving meanwhile.
+        self.work = asyncio.create_task(self._call())
+        try:
+            await self._bound
+        except asyncio.CancelledError:
+            self.work.cancel()
+            with suppress(BaseException):
+                await self.work
+            raise
         layer = get_channel_layer()
         channel = await layer.new_channel()
         await layer.group_add(generation_group(self.message_id), channel)
         helpers = [asyncio.create_task(self._listen(layer, channel)), asyncio.create_task(self._flush_loop())]
         publisher = asyncio.create_task(self._publish_loop(layer))
         status, error = Message.COMPLETE, None
-        self.work = asyncio.create_task(self._call())
         try:
             await self.work
         except asyncio.CancelledError:

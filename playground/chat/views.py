@@ -1,10 +1,11 @@
+import asyncio
 import json
 from dataclasses import dataclass, field
 
 from asgiref.sync import sync_to_async
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigger_client_event
@@ -168,8 +169,7 @@ def _apply_panel(request, conversation: Conversation) -> PanelProblems | None:
         conversation.system_prompt = cleaned["system_prompt"]
     if "context_policy" in post and cleaned.get("context_policy"):
         conversation.context_policy = cleaned["context_policy"]
-    connection = conversation.connection or next(c for c in connections if c.is_local)
-    model = services.pick_model(services.chat_models(connection), conversation.model_id)
+    model = services.selected_model(conversation)
     problems = PanelProblems()
     params = dict(conversation.params)
     if "tools" in post:
@@ -253,29 +253,30 @@ def _invalid(request, conversation, composer, problems) -> HttpResponse:
     return response
 
 
-def _prepare_send(request, conversation: Conversation) -> Turn | HttpResponse:
+def _prepare_send(request, pk, launch) -> tuple[Turn, str] | HttpResponse:
+    """Everything synchronous of a send in one thread hop; the upstream call starts once the body is built."""
+    conversation = get_object_or_404(Conversation.objects.for_user(request.user).select_related("connection"), pk=pk)
     composer = ComposerForm(request.POST)
     invalid_params = _apply_panel(request, conversation)
     if not composer.is_valid() or invalid_params is not None:
         return _invalid(request, conversation, composer, invalid_params)
-    return services.prepare_turn(conversation, composer.cleaned_data["content"])
-
-
-def _sent(request, turn: Turn) -> HttpResponse:
-    if not request.htmx:
-        return redirect("chat:conversation", pk=turn.conversation.pk)
-    html = "".join(services.render_message(m) for m in (turn.user_message, turn.assistant) if m is not None)
-    return trigger_client_event(HttpResponse(html), "conversation-changed", {"id": turn.conversation.pk})
+    turn = services.prepare_turn(conversation, composer.cleaned_data["content"], launch=launch)
+    turn.assistant_html = services.render_message(turn.assistant)
+    html = services.render_message(turn.user_message) + turn.assistant_html if request.htmx else ""
+    return turn, html
 
 
 @require_POST
 async def send(request, pk):
-    conversation = await sync_to_async(get_conversation)(request, pk)
-    outcome = await sync_to_async(_prepare_send)(request, conversation)
+    launch = services.launcher(asyncio.get_running_loop())
+    outcome = await sync_to_async(_prepare_send)(request, pk, launch)
     if isinstance(outcome, HttpResponse):
         return outcome
-    await services.start_turn(outcome)
-    return await sync_to_async(_sent)(request, outcome)
+    turn, html = outcome
+    await services.start_turn(turn)
+    if not request.htmx:
+        return redirect("chat:conversation", pk=turn.conversation.pk)
+    return trigger_client_event(HttpResponse(html), "conversation-changed", {"id": turn.conversation.pk})
 
 
 def _create(request):
