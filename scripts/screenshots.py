@@ -65,6 +65,7 @@ def start(tmp: str, port: int) -> subprocess.Popen:
 
 
 def shoot(page, name: str) -> None:
+    page.evaluate("window.scrollTo(0, 0)")
     for theme in ("light", "dark"):
         page.evaluate(f"document.documentElement.dataset.theme = '{theme}'")
         page.wait_for_timeout(150)
@@ -93,7 +94,7 @@ def main() -> None:
                 page.get_by_role("textbox", name="Message").fill("Write a table of three planets, then python code")
                 page.get_by_role("button", name="Send").click()
                 expect(page.locator("article[data-role=assistant][data-status=complete]").last).to_be_visible()
-                page.get_by_label("Model").select_option("local/reasoner")
+                page.get_by_label("Model", exact=True).select_option("local/reasoner")
                 page.wait_for_timeout(500)
                 page.get_by_role("textbox", name="Message").fill("What is 12*7+3? Explain briefly.")
                 page.get_by_role("button", name="Send").click()
@@ -107,21 +108,21 @@ def main() -> None:
 
                 page.goto("/rerank/")
                 page.get_by_label("Query").fill("How do plants make energy?")
-                page.get_by_label("Documents").fill(
+                page.get_by_label("Documents", exact=True).fill(
                     "Photosynthesis turns light, water and carbon dioxide into sugar and oxygen.\n"
                     "The stock market closed higher on Friday.\n"
                     "Plants store the energy they make as starch.\n"
                     "A recipe for lemon cake with three eggs."
                 )
-                page.get_by_role("button", name="Rerank").first.click()
+                page.get_by_role("button", name="Rerank", exact=True).click()
                 page.wait_for_timeout(1500)
                 shoot(page, "rerank")
 
                 page.goto("/speech/")
-                page.get_by_label("Text").first.fill(
+                page.get_by_label("Text", exact=True).fill(
                     "[S1] Welcome to the playground. [S2] Everything here runs locally."
                 )
-                page.get_by_role("button", name="Generate").first.click()
+                page.get_by_role("button", name="Generate speech").click()
                 page.wait_for_timeout(3000)
                 shoot(page, "speech")
 
@@ -130,7 +131,7 @@ def main() -> None:
                 shoot(page, "voices")
 
                 page.goto("/batches/")
-                page.get_by_label("Prompts").fill(
+                page.get_by_label("Prompts", exact=True).fill(
                     "Count the words in: the quick brown fox\nWhat is 6*7?\nList 3 colours"
                 )
                 page.get_by_role("button", name="Create batch").click()

@@ -5,6 +5,7 @@ from asgiref.sync import async_to_sync, sync_to_async
 from django.contrib import messages
 from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap, retarget
@@ -104,7 +105,10 @@ async def create(request):
     if not request.htmx:
         return redirect("speech:clip", clip.pk)
     context = await sync_to_async(_context)(request, form, voices_error, clip=clip)
-    return await sync_to_async(render)(request, "speech/index.html#result", context)
+    # The player, and the clip list with the new clip (out of band).
+    html = await sync_to_async(render_to_string)("speech/index.html#result", context, request)
+    html += await sync_to_async(render_to_string)("speech/index.html#clips", {**context, "oob": True}, request)
+    return HttpResponse(html)
 
 
 @require_GET

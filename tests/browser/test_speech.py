@@ -6,6 +6,7 @@ import time
 import av
 import pytest
 from django.core.management import call_command
+from playwright.sync_api import expect
 
 from playground.speech.models import SpeechClip
 from tests.browser.conftest import screenshot
@@ -37,6 +38,8 @@ def test_a_clip_plays_before_the_upstream_finishes_and_downloads_as_mp3(live_ser
     playing_at = page.evaluate("window.playingAt") / 1000
     clip = SpeechClip.objects.get()
     assert page.get_attribute("audio.player", "src") == f"/speech/clips/{clip.pk}/stream/"
+    # The clip list shows the new clip without a reload.
+    expect(page.locator(f"#clip-{clip.pk}")).to_contain_text("arriving")
     page.evaluate("window.scrollTo(0, 0)")
     screenshot(page, "speech-playing-light")
     # The player was playing before the upstream finished.
