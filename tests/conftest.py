@@ -18,6 +18,7 @@ import httpx
 import pytest
 from django.conf import settings
 from django.core.management import call_command
+from django.test import Client
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCAL_API_TEST_KEY = "sk-local-test-0123456789abcdef"
@@ -155,6 +156,39 @@ def alice_client(client, alice):
 def bob_client(client, bob):
     client.force_login(bob)
     return client
+
+
+@pytest.fixture
+def catalog(db):
+    call_command("seed_catalog", verbosity=0)
+
+
+@pytest.fixture
+def http_for(live_server):
+    """httpx clients logged in on the live server, with the CSRF header set (the views call the upstream with
+    async_to_sync, which a browser test's event loop in this thread would forbid in-process)."""
+    opened = []
+
+    def make(user) -> httpx.Client:
+        client = Client()
+        client.force_login(user)
+        http = httpx.Client(
+            base_url=live_server.url, cookies={"sessionid": client.cookies["sessionid"].value}, timeout=60
+        )
+        # Any page sets the CSRF cookie (base.html renders the token for htmx).
+        http.get("/connections/")
+        http.headers["X-CSRFToken"] = http.cookies["csrftoken"]
+        opened.append(http)
+        return http
+
+    yield make
+    for http in opened:
+        http.close()
+
+
+@pytest.fixture
+def alice_http(http_for, alice):
+    return http_for(alice)
 
 
 @pytest.fixture(autouse=True)

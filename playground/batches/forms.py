@@ -2,6 +2,7 @@ import re
 
 from django import forms
 
+from playground.catalog.forms import pick_connection
 from playground.catalog.models import CatalogModel
 from playground.connections.models import Connection
 
@@ -50,7 +51,9 @@ class BatchForm(forms.Form):
         super().__init__(*args, **kwargs)
         connections = Connection.objects.for_user(user)
         self.fields["connection"].queryset = connections
-        chosen = self._chosen_connection(connections)
+        chosen = pick_connection(
+            connections, self.data.get("connection") if self.is_bound else self.initial.get("connection")
+        )
         self.model_choices = (
             list(CatalogModel.objects.for_connection(chosen, kind="chat").values_list("model_id", flat=True))
             if chosen
@@ -61,14 +64,6 @@ class BatchForm(forms.Form):
         else:
             self.fields["model"].widget.attrs["placeholder"] = "model id, e.g. local/chat"
         self.metadata_rows = self._metadata_rows()
-
-    def _chosen_connection(self, connections):
-        pk = self.data.get("connection") if self.is_bound else self.initial.get("connection")
-        if pk:
-            found = connections.filter(pk=pk).first() if str(pk).isdigit() else None
-            if found:
-                return found
-        return connections.first()
 
     def _metadata_rows(self) -> list[tuple[str, str]]:
         if not self.is_bound:

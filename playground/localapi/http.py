@@ -8,13 +8,18 @@ Error codes (the spec names only 20012 and 50505; the others follow the same num
 
 import asyncio
 import concurrent.futures
+import functools
 import json
 import re
 import sys
 import uuid
 from dataclasses import dataclass
+from typing import Literal
 
+from asgiref.sync import iscoroutinefunction
+from django.contrib.auth.decorators import login_not_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 
 from playground.localapi import keys
 
@@ -200,6 +205,62 @@ def fault_for(request: HttpRequest, body=None) -> Fault | None:
         except ValueError:
             pass
     return Fault(value, error(400, f"X-Local-Fault: unknown fault {value!r}", code=INVALID_PARAMETER))
+
+
+def endpoint(
+    *methods: str, auth: bool = True, json_body: bool = False, faults: Literal["status", "stream"] | None = None
+):
+    """Make a view a local API endpoint (sync or async).
+
+    The view is CSRF-exempt and outside the playground's login (its bearer key is the auth). In this order:
+    another method than `methods` (any when none are given) gets a plain 405; with `auth`, a missing or
+    invalid key gets a 401 and the view receives `owner`; with `json_body`, a body that is not a JSON
+    object gets a 400 and the view receives `body`; with `faults`, a status fault answers in the view's
+    place, and `faults="stream"` also hands the view its `fault` (None, or the stream fault to play).
+    """
+
+    def prelude(request: HttpRequest) -> dict | HttpResponse:
+        if methods and request.method not in methods:
+            response = plain(405, f"Method not allowed: use {' or '.join(methods)}.")
+            response["Allow"] = ", ".join(methods)
+            return response
+        given = {}
+        if auth:
+            given["owner"] = authenticate(request)
+            if isinstance(given["owner"], HttpResponse):
+                return given["owner"]
+        if json_body:
+            given["body"] = parse_json(request)
+            if isinstance(given["body"], HttpResponse):
+                return given["body"]
+        if faults:
+            fault = fault_for(request, given.get("body"))
+            if fault and fault.response is not None:
+                return fault.response
+            if faults == "stream":
+                given["fault"] = fault
+        return given
+
+    def decorate(view):
+        if iscoroutinefunction(view):
+
+            async def wrapper(request, *args, **kwargs):
+                given = prelude(request)
+                if isinstance(given, HttpResponse):
+                    return given
+                return await view(request, *args, **given, **kwargs)
+
+        else:
+
+            def wrapper(request, *args, **kwargs):
+                given = prelude(request)
+                if isinstance(given, HttpResponse):
+                    return given
+                return view(request, *args, **given, **kwargs)
+
+        return csrf_exempt(login_not_required(functools.wraps(view)(wrapper)))
+
+    return decorate
 
 
 async def drop_connection(request: HttpRequest) -> None:

@@ -1,8 +1,7 @@
 from django import forms
 
-from playground.catalog.models import CatalogModel
+from playground.catalog.forms import ModelPickerForm
 from playground.catalog.params import SAMPLE_RATES, SPEECH_INPUT_LIMIT, SPEECH_PARAMS, params_form
-from playground.connections.models import Connection
 
 PRESET_VOICES = ["alex", "anna", "bella", "benjamin", "charles", "claire", "david", "diana"]
 PREVIEW_TEXT = "Hello! This is a short preview of my voice. [S2] And this is the second speaker answering."
@@ -13,15 +12,14 @@ def preset_voices(model_id: str) -> list[str]:
     return [f"{model_id}:{name}" for name in PRESET_VOICES]
 
 
-class SpeechForm(forms.Form):
+class SpeechForm(ModelPickerForm):
     """Connection, model, text and voices; the audio parameters are a separate ParamsForm (`params`).
 
     `voice` and the two `reference_*` voices are mutually exclusive (spec 2.9); the page disables the group
     that is not chosen, and `clean()` refuses a request carrying both.
     """
 
-    connection = forms.ModelChoiceField(queryset=Connection.objects.none(), empty_label=None)
-    model = forms.ChoiceField(error_messages={"invalid_choice": "model: choose a speech model of this connection."})
+    model_kind = "speech"
     input = forms.CharField(
         label="Text",
         strip=False,
@@ -37,45 +35,15 @@ class SpeechForm(forms.Form):
     reference_2 = forms.CharField(required=False, max_length=300, label="Reference voice S2")
 
     def __init__(self, *args, user, custom_voices=None, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["connection"].queryset = Connection.objects.for_user(user)
-        self.chosen_connection = self._selected_connection()
-        self.models = (
-            list(CatalogModel.objects.for_connection(self.chosen_connection, kind="speech"))
-            if self.chosen_connection
-            else []
-        )
-        self.fields["model"].choices = [(m.model_id, m.model_id) for m in self.models]
-        self.chosen_model = self._selected_model()
-        if self.chosen_model:
-            self.initial["model"] = self.chosen_model.model_id
+        super().__init__(*args, user=user, **kwargs)
         self.custom_voices = custom_voices or []
         self.presets = preset_voices(self.chosen_model.model_id) if self.chosen_model else []
         self.params = params_form(
             self.chosen_model, SPEECH_PARAMS, self.data if self.is_bound else None, self.initial.get("params")
         )
 
-    def _selected_connection(self) -> Connection | None:
-        queryset = self.fields["connection"].queryset
-        wanted = self.data.get("connection") if self.is_bound else self.initial.get("connection")
-        if wanted:
-            try:
-                found = queryset.filter(pk=int(getattr(wanted, "pk", wanted))).first()
-            except (TypeError, ValueError):
-                found = None
-            if found:
-                return found
-        return queryset.first()
-
-    def _selected_model(self) -> CatalogModel | None:
-        wanted = self.data.get("model") if self.is_bound else self.initial.get("model")
-        for model in self.models:
-            if model.model_id == wanted:
-                return model
-        return self.models[0] if self.models else None
-
     def value_of(self, name: str) -> str:
-        return (self.data.get(name) if self.is_bound else self.initial.get(name)) or ""
+        return self._wanted(name) or ""
 
     @property
     def uses_references(self) -> bool:

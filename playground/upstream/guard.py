@@ -44,39 +44,42 @@ def _blocked(host: str, why: str) -> UpstreamError:
     return UpstreamError(kind="blocked", message=f"{host}: {why}")
 
 
-async def check_url(url: str) -> None:
-    """Raise UpstreamError(kind="blocked") unless the server may call this URL."""
-    _, host = split(url)
-    decision = host_allowed_by_setting(host)
-    if decision is True:
-        return
-    if decision is False:
-        raise _blocked(host, "this host is not in PLAYGROUND_ALLOWED_UPSTREAM_HOSTS.")
-    addresses = await _resolve(host)
+def _decide(addresses: list[str], host: str) -> None:
     if not addresses:
         raise UpstreamError(kind="network", message=f"Cannot resolve {host}.")
     if not all(is_public(address) for address in addresses):
         raise _blocked(host, "private, loopback and link-local addresses are not allowed.")
 
 
-def check_url_sync(url: str) -> None:
-    """The same check for forms (sync code)."""
+def _allowed_by_setting(url: str) -> tuple[str, bool]:
+    """The URL's host, and whether the admin setting already allows it (it raises when it refuses it)."""
     _, host = split(url)
     decision = host_allowed_by_setting(host)
-    if decision is True:
-        return
     if decision is False:
         raise _blocked(host, "this host is not in PLAYGROUND_ALLOWED_UPSTREAM_HOSTS.")
+    return host, decision is True
+
+
+async def check_url(url: str) -> None:
+    """Raise UpstreamError(kind="blocked") unless the server may call this URL."""
+    host, allowed = _allowed_by_setting(url)
+    if not allowed:
+        _decide(await _resolve(host), host)
+
+
+def check_url_sync(url: str) -> None:
+    """The same check for forms (sync code); a host that cannot be resolved now is left to the call-time check."""
+    host, allowed = _allowed_by_setting(url)
+    if allowed:
+        return
     try:
-        ipaddress.ip_address(host)
-        addresses = [host]
+        addresses = [str(ipaddress.ip_address(host))]
     except ValueError:
         try:
             addresses = sorted({info[4][0] for info in socket.getaddrinfo(host, None)})
         except OSError:
-            return  # Unresolvable now: the call-time check decides later.
-    if not all(is_public(address) for address in addresses):
-        raise _blocked(host, "private, loopback and link-local addresses are not allowed.")
+            return
+    _decide(addresses, host)
 
 
 async def _resolve(host: str) -> list[str]:

@@ -1,7 +1,6 @@
 """Rerank in Chromium: results appear ranked with their scores."""
 
 import pytest
-from django.core.management import call_command
 
 from tests.browser.conftest import screenshot
 
@@ -12,11 +11,6 @@ Bananas are rich in potassium.
 Paris is the capital of France and its largest city.
 Mount Fuji is the highest mountain in Japan.
 The Louvre in Paris is the most visited museum in the world."""
-
-
-@pytest.fixture
-def catalog(db):
-    call_command("seed_catalog", verbosity=0)
 
 
 def test_rerank_results_appear_ranked_with_their_scores(live_server, catalog, alice_page):

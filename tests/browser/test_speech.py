@@ -5,7 +5,6 @@ import time
 
 import av
 import pytest
-from django.core.management import call_command
 from playwright.sync_api import expect
 
 from playground.speech.models import SpeechClip
@@ -14,11 +13,6 @@ from tests.browser.conftest import screenshot
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SENTENCE = "[S1] The quick brown fox jumps over the lazy dog near the river bank. [S2] Really? Tell me more about it. "
-
-
-@pytest.fixture
-def catalog(db):
-    call_command("seed_catalog", verbosity=0)
 
 
 def test_a_clip_plays_before_the_upstream_finishes_and_downloads_as_mp3(live_server, catalog, alice_page):

@@ -1,16 +1,10 @@
 """The voices page in Chromium."""
 
 import pytest
-from django.core.management import call_command
 
 from tests.browser.conftest import screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def catalog(db):
-    call_command("seed_catalog", verbosity=0)
 
 
 def test_the_voices_page_lists_voices_and_previews_one(live_server, catalog, alice_page):

@@ -8,14 +8,6 @@ from tests.conftest import free_port, start_server, stop_server
 BODY = {"model": "local/chat", "messages": [{"role": "user", "content": "hello"}]}
 
 
-@pytest.fixture
-def api(live_server):
-    with httpx.Client(
-        base_url=live_server.api_url, headers={"Authorization": f"Bearer {live_server.api_key}"}, timeout=30
-    ) as client:
-        yield client
-
-
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong-key"}, {"Authorization": "Basic abc"}])
 def test_missing_or_wrong_key_is_401_plain(live_server, headers):
     response = httpx.post(f"{live_server.api_url}/chat/completions", json=BODY, headers=headers)

@@ -3,7 +3,6 @@
 import json
 import re
 
-import httpx
 import pytest
 
 GET_WEATHER = {
@@ -22,14 +21,6 @@ GET_WEATHER = {
         },
     },
 }
-
-
-@pytest.fixture
-def api(live_server):
-    with httpx.Client(
-        base_url=live_server.api_url, headers={"Authorization": f"Bearer {live_server.api_key}"}, timeout=30
-    ) as client:
-        yield client
 
 
 def chat(api, content="hello", model="local/chat", **fields):

@@ -5,17 +5,8 @@ import io
 import wave
 
 import av
-import httpx
 import pytest
 from PIL import Image
-
-
-@pytest.fixture
-def api(live_server):
-    with httpx.Client(
-        base_url=live_server.api_url, headers={"Authorization": f"Bearer {live_server.api_key}"}, timeout=30
-    ) as client:
-        yield client
 
 
 def data_uri(mime: str, data: bytes) -> str:

@@ -8,14 +8,6 @@ import httpx
 import pytest
 
 
-@pytest.fixture
-def api(live_server):
-    with httpx.Client(
-        base_url=live_server.api_url, headers={"Authorization": f"Bearer {live_server.api_key}"}, timeout=30
-    ) as client:
-        yield client
-
-
 def events(api, content="hello", model="local/chat", headers=None, **fields):
     """The raw data payloads of a stream, in order."""
     body = {"model": model, "messages": [{"role": "user", "content": content}], "stream": True, **fields}

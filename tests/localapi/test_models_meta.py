@@ -7,14 +7,6 @@ from django.core.management import call_command
 from playground.localapi import keys
 
 
-@pytest.fixture
-def api(live_server):
-    with httpx.Client(
-        base_url=live_server.api_url, headers={"Authorization": f"Bearer {live_server.api_key}"}, timeout=30
-    ) as client:
-        yield client
-
-
 def test_models_lists_every_family_in_openai_shape(api):
     response = api.get("/models")
     assert response.status_code == 200

@@ -3,13 +3,12 @@
 Every resource belongs to the key that created it: another key gets 404, as for an unknown id.
 """
 
-from django.contrib.auth.decorators import login_not_required
+import functools
+
 from django.http import FileResponse, HttpResponse, JsonResponse
-from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from playground.localapi.engines import batches as engine
-from playground.localapi.http import authenticate, error, parse_json, plain, trace_headers
+from playground.localapi.http import endpoint, error, parse_json, plain, trace_headers
 from playground.localapi.models import Batch, File
 
 PAGE_DEFAULT = 20
@@ -20,9 +19,18 @@ def _ok(body: dict) -> JsonResponse:
     return trace_headers(JsonResponse(body))
 
 
-def _owner(request) -> str | HttpResponse:
-    engine.start_runner()
-    return authenticate(request)
+def batch_endpoint(*methods: str):
+    """endpoint() that also makes sure this process's batch runner is going."""
+
+    def decorate(view):
+        @functools.wraps(view)
+        def with_runner(request, *args, **kwargs):
+            engine.start_runner()
+            return view(request, *args, **kwargs)
+
+        return endpoint(*methods)(with_runner)
+
+    return decorate
 
 
 def _get_file(owner: str, file_id: str) -> File | None:
@@ -40,13 +48,8 @@ def _limit(request) -> int | HttpResponse:
     return int(raw)
 
 
-@csrf_exempt
-@login_not_required
-@require_http_methods(["GET", "POST"])
-def files(request):
-    owner = _owner(request)
-    if isinstance(owner, HttpResponse):
-        return owner
+@batch_endpoint("GET", "POST")
+def files(request, owner):
     if request.method == "GET":
         limit = _limit(request)
         if isinstance(limit, HttpResponse):
@@ -75,26 +78,16 @@ def files(request):
     return _ok(engine.file_object(file))
 
 
-@csrf_exempt
-@login_not_required
-@require_GET
-def file_detail(request, file_id: str):
-    owner = _owner(request)
-    if isinstance(owner, HttpResponse):
-        return owner
+@batch_endpoint("GET")
+def file_detail(request, owner, file_id: str):
     file = _get_file(owner, file_id)
     if file is None:
         return plain(404, f"No file with id '{file_id}'.")
     return _ok(engine.file_object(file))
 
 
-@csrf_exempt
-@login_not_required
-@require_GET
-def file_content(request, file_id: str):
-    owner = _owner(request)
-    if isinstance(owner, HttpResponse):
-        return owner
+@batch_endpoint("GET")
+def file_content(request, owner, file_id: str):
     file = _get_file(owner, file_id)
     if file is None:
         return plain(404, f"No file with id '{file_id}'.")
@@ -105,13 +98,8 @@ def file_content(request, file_id: str):
     return trace_headers(FileResponse(handle, content_type="application/jsonl", filename=file.filename))
 
 
-@csrf_exempt
-@login_not_required
-@require_http_methods(["GET", "POST"])
-def batches(request):
-    owner = _owner(request)
-    if isinstance(owner, HttpResponse):
-        return owner
+@batch_endpoint("GET", "POST")
+def batches(request, owner):
     if request.method == "GET":
         limit = _limit(request)
         if isinstance(limit, HttpResponse):
@@ -130,26 +118,16 @@ def batches(request):
     return _ok(engine.batch_object(batch))
 
 
-@csrf_exempt
-@login_not_required
-@require_GET
-def batch_detail(request, batch_id: str):
-    owner = _owner(request)
-    if isinstance(owner, HttpResponse):
-        return owner
+@batch_endpoint("GET")
+def batch_detail(request, owner, batch_id: str):
     batch = _get_batch(owner, batch_id)
     if batch is None:
         return plain(404, f"No batch with id '{batch_id}'.")
     return _ok(engine.batch_object(batch))
 
 
-@csrf_exempt
-@login_not_required
-@require_POST
-def batch_cancel(request, batch_id: str):
-    owner = _owner(request)
-    if isinstance(owner, HttpResponse):
-        return owner
+@batch_endpoint("POST")
+def batch_cancel(request, owner, batch_id: str):
     batch = _get_batch(owner, batch_id)
     if batch is None:
         return plain(404, f"No batch with id '{batch_id}'.")

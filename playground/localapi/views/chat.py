@@ -11,21 +11,17 @@ import json
 import time
 
 from django.conf import settings
-from django.contrib.auth.decorators import login_not_required
 from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
-from django.views.decorators.csrf import csrf_exempt
 
 from playground.localapi import ratelimit
 from playground.localapi import streams as stream_registry
 from playground.localapi.engines import chat
 from playground.localapi.http import (
     INVALID_PARAMETER,
-    authenticate,
     drop_connection,
+    endpoint,
     error,
-    fault_for,
     new_trace_id,
-    parse_json,
     plain,
     rate_limited,
     trace_headers,
@@ -45,20 +41,8 @@ def token_rate(request) -> float | HttpResponse:
     return rate
 
 
-@csrf_exempt
-@login_not_required
-async def completions(request):
-    if request.method != "POST":
-        return plain(405, "Method not allowed: use POST.")
-    owner = authenticate(request)
-    if isinstance(owner, HttpResponse):
-        return owner
-    body = parse_json(request)
-    if isinstance(body, HttpResponse):
-        return body
-    fault = fault_for(request, body)
-    if fault and fault.response:
-        return fault.response
+@endpoint("POST", json_body=True, faults="stream")
+async def completions(request, owner, body, fault):
     rate = token_rate(request)
     if isinstance(rate, HttpResponse):
         return rate

@@ -3,30 +3,16 @@
 import asyncio
 import uuid
 
-from django.contrib.auth.decorators import login_not_required
-from django.http import HttpResponse, JsonResponse
-from django.views.decorators.csrf import csrf_exempt
+from django.http import JsonResponse
 
 from playground.localapi import ratelimit
 from playground.localapi.engines import rerank as engine
-from playground.localapi.http import authenticate, error, fault_for, parse_json, plain, rate_limited, trace_headers
+from playground.localapi.http import endpoint, error, rate_limited, trace_headers
 from playground.localapi.registry import get_model
 
 
-@csrf_exempt
-@login_not_required
-async def rerank(request):
-    if request.method != "POST":
-        return plain(405, "Method not allowed: use POST.")
-    owner = authenticate(request)
-    if isinstance(owner, HttpResponse):
-        return owner
-    body = parse_json(request)
-    if isinstance(body, HttpResponse):
-        return body
-    fault = fault_for(request, body)
-    if fault and fault.response is not None:
-        return fault.response
+@endpoint("POST", json_body=True, faults="status")
+async def rerank(request, owner, body):
     try:
         params = engine.parse(body, get_model(body.get("model")))
     except engine.Invalid as exc:

@@ -26,23 +26,18 @@ import threading
 
 import av
 from asgiref.sync import sync_to_async
-from django.contrib.auth.decorators import login_not_required
 from django.core.files.base import ContentFile
 from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
-from django.views.decorators.csrf import csrf_exempt
 
 from playground.localapi import ratelimit
 from playground.localapi import streams as stream_registry
 from playground.localapi.engines import tts
 from playground.localapi.engines.audio import CONTENT_TYPES
 from playground.localapi.http import (
-    authenticate,
     drop_connection,
+    endpoint,
     error,
-    fault_for,
     new_trace_id,
-    parse_json,
-    plain,
     rate_limited,
     trace_headers,
 )
@@ -117,20 +112,8 @@ def _speech_stream(request, job: tts.SpeechJob, fault, trace_id: str):
     return StreamingHttpResponse(body(), content_type=CONTENT_TYPES[job.response_format])
 
 
-@csrf_exempt
-@login_not_required
-async def speech(request):
-    if request.method != "POST":
-        return plain(405, "Method not allowed: use POST.")
-    owner = authenticate(request)
-    if isinstance(owner, HttpResponse):
-        return owner
-    body = parse_json(request)
-    if isinstance(body, HttpResponse):
-        return body
-    fault = fault_for(request, body)
-    if fault and fault.response is not None:
-        return fault.response
+@endpoint("POST", json_body=True, faults="stream")
+async def speech(request, owner, body, fault):
     try:
         params = tts.parse(body, get_model(body.get("model")))
         fields = ["voice"] if len(params.voices) == 1 else ["references[0].audio", "references[1].audio"]
@@ -153,14 +136,8 @@ async def speech(request):
     return trace_headers(HttpResponse(audio, content_type=CONTENT_TYPES[job.response_format]), trace_id)
 
 
-@csrf_exempt
-@login_not_required
-async def voice_list(request):
-    if request.method != "GET":
-        return plain(405, "Method not allowed: use GET.")
-    owner = authenticate(request)
-    if isinstance(owner, HttpResponse):
-        return owner
+@endpoint("GET")
+async def voice_list(request, owner):
     await _seed(owner)
     results = [voice.as_dict() async for voice in _voices_of(owner).order_by("created", "id")]
     return trace_headers(JsonResponse({"results": results}))
@@ -185,17 +162,8 @@ def _audio_seconds(data: bytes) -> float:
     return samples / rate
 
 
-@csrf_exempt
-@login_not_required
-async def voice_upload(request):
-    if request.method != "POST":
-        return plain(405, "Method not allowed: use POST.")
-    owner = authenticate(request)
-    if isinstance(owner, HttpResponse):
-        return owner
-    fault = fault_for(request)
-    if fault and fault.response is not None:
-        return fault.response
+@endpoint("POST", faults="status")
+async def voice_upload(request, owner):
     upload = request.FILES.get("file")
     custom_name = request.POST.get("customName", "")
     text = request.POST.get("text", "")
@@ -223,17 +191,8 @@ async def voice_upload(request):
     return trace_headers(JsonResponse({"id": uri.rsplit(":", 1)[1], "uri": uri, "customName": custom_name}))
 
 
-@csrf_exempt
-@login_not_required
-async def voice_delete(request):
-    if request.method != "POST":
-        return plain(405, "Method not allowed: use POST.")
-    owner = authenticate(request)
-    if isinstance(owner, HttpResponse):
-        return owner
-    body = parse_json(request)
-    if isinstance(body, HttpResponse):
-        return body
+@endpoint("POST", json_body=True)
+async def voice_delete(request, owner, body):
     uri = body.get("uri")
     if not isinstance(uri, str) or not uri:
         return error(400, "uri: required, the uri of one of your voices")
