@@ -1,5 +1,7 @@
 import json
+import mimetypes
 import re
+from dataclasses import dataclass
 
 from django import forms
 from django.core.validators import MaxValueValidator
@@ -108,3 +110,130 @@ def parse_tools(text: str) -> list:
         if "parameters" in function and not isinstance(function["parameters"], dict):
             raise forms.ValidationError(f"tools[{i}].function.parameters: must be an object.")
     return tools
+
+
+# ---------------------------------------------------------------- attachments
+
+MAX_ATTACHMENTS = 5
+MAX_ATTACHMENT_MB = 20
+MAX_ATTACHMENT_BYTES = MAX_ATTACHMENT_MB * 1024 * 1024
+# The content types accepted per kind, with the names the error messages use.
+ACCEPTED_TYPES = {
+    "image": {"image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WebP"},
+    "audio": {
+        "audio/mpeg": "MP3",
+        "audio/wav": "WAV",
+        "audio/x-wav": "WAV",
+        "audio/ogg": "Ogg",
+        "audio/opus": "Opus",
+        "audio/webm": "WebM",
+        "audio/mp4": "M4A",
+        "audio/x-m4a": "M4A",
+        "audio/flac": "FLAC",
+        "audio/aac": "AAC",
+    },
+    "video": {"video/mp4": "MP4", "video/webm": "WebM", "video/quicktime": "MOV", "video/ogg": "Ogg"},
+    "pdf": {"application/pdf": "PDF"},
+}
+# The catalog flag a kind needs, and how an error names the kind and the model to choose instead.
+KIND_FLAGS = {"image": "vision", "audio": "audio", "video": "video", "pdf": "pdf"}
+KIND_ADVICE = {
+    "image": ("images", "choose a vision model"),
+    "audio": ("audio", "choose a model with audio input"),
+    "video": ("video", "choose a model with video input"),
+    "pdf": ("PDFs", "choose a model with PDF input"),
+}
+_IMAGE_MAGIC = [
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+]
+
+
+@dataclass
+class Upload:
+    """A validated file of the message being sent (its bytes in memory until it is saved as an Attachment)."""
+
+    kind: str
+    content_type: str
+    name: str
+    size: int
+    data: bytes
+
+    def read(self, limit: int | None = None) -> bytes:
+        return self.data if limit is None else self.data[:limit]
+
+
+def accepted_kinds(model) -> list[str]:
+    return [kind for kind, flag in KIND_FLAGS.items() if model is not None and getattr(model, flag, False)]
+
+
+def accept_attribute(model) -> str:
+    """The file input's accept= for a model: the content types of the kinds it takes ("" when none)."""
+    return ",".join(t for kind in accepted_kinds(model) for t in ACCEPTED_TYPES[kind])
+
+
+def _kind_of(content_type: str) -> str | None:
+    return next((kind for kind, types in ACCEPTED_TYPES.items() if content_type in types), None)
+
+
+def _image_type(data: bytes) -> str | None:
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return next((mime for magic, mime in _IMAGE_MAGIC if data.startswith(magic)), None)
+
+
+def human_size(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MB" if size >= 1024 * 1024 else f"{max(1, round(size / 1024))} KB"
+
+
+def _clean_upload(upload, model) -> Upload:
+    name = upload.name or "file"
+    content_type = (upload.content_type or "").split(";")[0].strip().lower()
+    if _kind_of(content_type) is None:
+        content_type = (mimetypes.guess_type(name)[0] or content_type).lower()
+    kind = _kind_of(content_type)
+    if kind is None:
+        accepted = "; ".join(
+            f"{kind} ({', '.join(dict.fromkeys(types.values()))})" for kind, types in ACCEPTED_TYPES.items()
+        )
+        raise forms.ValidationError(
+            f"attachments: {name} ({content_type or 'unknown type'}) is not an accepted type; accepted: {accepted}."
+        )
+    if kind not in accepted_kinds(model):
+        what, advice = KIND_ADVICE[kind]
+        model_id = model.model_id if model else "this model"
+        raise forms.ValidationError(f"attachments: {model_id} does not accept {what}; {advice}.")
+    if upload.size > MAX_ATTACHMENT_BYTES:
+        raise forms.ValidationError(
+            f"attachments: {name} is {human_size(upload.size)}; the limit is {MAX_ATTACHMENT_MB} MB per file."
+        )
+    if not upload.size:
+        raise forms.ValidationError(f"attachments: {name} is empty.")
+    upload.seek(0)
+    data = upload.read()
+    # What the bytes are wins over what the browser said; a file that is not what it claims is refused.
+    if kind == "image":
+        sniffed = _image_type(data)
+        if sniffed is None:
+            raise forms.ValidationError(f"attachments: {name} is not a PNG, JPEG, GIF or WebP image.")
+        content_type = sniffed
+    elif kind == "pdf" and not data.startswith(b"%PDF-"):
+        raise forms.ValidationError(f"attachments: {name} is not a PDF file.")
+    return Upload(kind=kind, content_type=content_type, name=name[:255], size=len(data), data=data)
+
+
+def clean_attachments(files: list, model) -> list[Upload]:
+    """The files posted with a message, checked against the limits and the model (errors name both)."""
+    if len(files) > MAX_ATTACHMENTS:
+        raise forms.ValidationError(f"attachments: at most {MAX_ATTACHMENTS} files per message (got {len(files)}).")
+    uploads, errors = [], []
+    for upload in files:
+        try:
+            uploads.append(_clean_upload(upload, model))
+        except forms.ValidationError as exc:
+            errors.extend(m for m in exc.messages if m not in errors)
+    if errors:
+        raise forms.ValidationError(errors)
+    return uploads

@@ -1,6 +1,11 @@
+import uuid
+from pathlib import Path
+
 from django.conf import settings
-from django.db import models
+from django.db import models, transaction
 from django.db.models import Q
+from django.db.models.signals import post_delete
+from django.dispatch import receiver
 from django.shortcuts import get_object_or_404
 from django.utils.functional import cached_property
 
@@ -76,12 +81,21 @@ class Conversation(models.Model):
             params=self.params,
             context_policy=self.context_policy,
         )
-        messages = []
-        for message in self.messages.exclude(status=Message.STREAMING):
+        messages, attachments = [], []
+        for message in self.messages.exclude(status=Message.STREAMING).prefetch_related("attachments"):
+            attachments.append(list(message.attachments.all()))
             message.pk = None
             message.conversation = copy
             messages.append(message)
         Message.objects.bulk_create(messages)
+        # The copies share the stored files; a file is deleted with the last row that refers to it.
+        Attachment.objects.bulk_create(
+            Attachment(
+                message=message, file=a.file.name, kind=a.kind, content_type=a.content_type, name=a.name, size=a.size
+            )
+            for message, items in zip(messages, attachments, strict=True)
+            for a in items
+        )
         return copy
 
 
@@ -174,3 +188,55 @@ class Message(models.Model):
             return None
         seconds = (self.total_ms - (self.ttft_ms or 0)) / 1000 or self.total_ms / 1000
         return round(tokens / seconds, 1) if seconds > 0 else None
+
+
+def attachment_name(owner_id: int, filename: str) -> str:
+    """Under MEDIA_ROOT/chat/<owner id>/, named by a random id (the original name is kept in `name`)."""
+    suffix = Path(filename).suffix.lower()[:10]
+    return f"chat/{owner_id}/{uuid.uuid4().hex}{suffix}"
+
+
+def attachment_path(instance: "Attachment", filename: str) -> str:
+    return attachment_name(instance.message.conversation.owner_id, filename)
+
+
+class Attachment(models.Model):
+    """A file sent with a user message; it is re-sent, as a content part, with every later request."""
+
+    IMAGE, AUDIO, VIDEO, PDF = "image", "audio", "video", "pdf"
+    KINDS = [(IMAGE, "Image"), (AUDIO, "Audio"), (VIDEO, "Video"), (PDF, "PDF")]
+
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="attachments")
+    file = models.FileField(upload_to=attachment_path, max_length=300)
+    kind = models.CharField(max_length=8, choices=KINDS)
+    content_type = models.CharField(max_length=100)
+    name = models.CharField(max_length=255)
+    size = models.PositiveBigIntegerField()
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pk"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def inline(self) -> bool:
+        """Images, audio and video are shown in the page; anything else is downloaded."""
+        return self.kind in (self.IMAGE, self.AUDIO, self.VIDEO)
+
+    def read(self, limit: int | None = None) -> bytes:
+        """The file's bytes (blocking: call from a thread), or its first `limit` bytes."""
+        with self.file.storage.open(self.file.name, "rb") as handle:
+            return handle.read() if limit is None else handle.read(limit)
+
+
+@receiver(post_delete, sender=Attachment)
+def delete_unused_file(sender, instance: Attachment, **kwargs) -> None:
+    name = instance.file.name
+
+    def delete() -> None:
+        if name and not Attachment.objects.filter(file=name).exists():
+            instance.file.storage.delete(name)
+
+    transaction.on_commit(delete)

@@ -8,6 +8,7 @@ a snapshot (to join mid-stream without gap or duplicate) or tell it to stop.
 """
 
 import asyncio
+import base64
 import contextvars
 import logging
 import time
@@ -18,14 +19,15 @@ from datetime import timedelta
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.core.files.base import ContentFile
 from django.db import transaction
 from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils import timezone
 
 from playground.catalog.models import CatalogModel
-from playground.chat.forms import chat_params_form
-from playground.chat.models import Conversation, Message
+from playground.chat.forms import KIND_ADVICE, Upload, accepted_kinds, chat_params_form, human_size
+from playground.chat.models import Attachment, Conversation, Message, attachment_name
 from playground.chat.rendering import BlockRenderer
 from playground.connections.models import Connection, ensure_local_connection
 from playground.upstream import client
@@ -40,6 +42,9 @@ FLUSH_EVERY = 1.0  # seconds between database flushes of a running answer
 SNAPSHOT_TIMEOUT = 1.0  # how long a subscriber waits for the generator before reading the database
 STALE_AFTER = timedelta(seconds=10)  # a streaming message whose heartbeat is older has lost its process
 CHARS_PER_TOKEN = 4
+# The content part that carries each kind of attachment (spec 2.4): the OCR model takes PDFs through image_url.
+PART_TYPES = {"image": "image_url", "pdf": "image_url", "audio": "audio_url", "video": "video_url"}
+PREVIEW_BYTES = 24  # the Request tab shows the first 32 base64 characters of an attachment, then its size
 
 
 def conversation_group(pk: int) -> str:
@@ -118,6 +123,21 @@ def eligible_history(messages) -> list[Message]:
     ]
 
 
+def attachment_part(attachment: "Attachment | Upload", *, preview: bool = False) -> dict:
+    """The content part of an attachment as a base64 data URI (reads the file: call from a thread).
+
+    `detail` is never sent (the default, auto, applies), so models that refuse it (local/ocr) accept the part.
+    The preview carries only the start of the data and its size: the Request tab must not hold megabytes.
+    """
+    part_type = PART_TYPES[attachment.kind]
+    if preview:
+        head = base64.b64encode(attachment.read(PREVIEW_BYTES)).decode()
+        data = f"{head}…({human_size(attachment.size)})"
+    else:
+        data = base64.b64encode(attachment.read()).decode()
+    return {"type": part_type, part_type: {"url": f"data:{attachment.content_type};base64,{data}"}}
+
+
 def apply_policy(turns: list, policy: str, limit: int) -> list:
     if len(turns) <= limit:
         return turns
@@ -136,9 +156,16 @@ def build_request(
     history: list[Message],
     *,
     next_user: str | None = None,
+    next_attachments: list[Upload] = (),
     params: dict | None = None,
+    preview: bool = False,
 ) -> ChatRequest:
-    """The exact JSON body for the next request: never earlier reasoning, at most 10 messages, supported params."""
+    """The exact JSON body for the next request: never earlier reasoning, at most 10 messages, supported params.
+
+    A multimodal model gets each user message's attachments as content parts after its text, earlier turns
+    included; attachments the model cannot take are left out with a note. With `preview`, the data URIs are cut
+    short for display; otherwise the files are read (blocking: call from a thread).
+    """
     form = chat_params_form(model, stored=conversation.params if params is None else params)
     errors = [] if form.is_valid() else [e for errs in form.errors.values() for e in errs]
     values = form.request_values() if not errors else {}
@@ -153,21 +180,41 @@ def build_request(
         values["tools"] = stored["tools"]
         values["tool_choice"] = "auto"
 
-    turns = [(m.role, m.content) for m in eligible_history(history)]
+    turns = [
+        (m.role, m.content, list(m.attachments.all()) if m.role == "user" else []) for m in eligible_history(history)
+    ]
     if next_user is not None:
-        turns.append(("user", next_user))
+        turns.append(("user", next_user, list(next_attachments)))
     system = conversation.system_prompt.strip()
     limit = MAX_MESSAGES - (1 if system else 0)
     kept = apply_policy(turns, conversation.context_policy, limit)
-    pairs = ([("system", system)] if system else []) + kept
+    pairs = ([("system", system, [])] if system else []) + kept
 
     multimodal = bool(model and model.multimodal)
-    messages = [
-        {"role": role, "content": [{"type": "text", "text": text}] if multimodal else text} for role, text in pairs
-    ]
+    kinds = accepted_kinds(model) if multimodal else []
+    messages, left_out = [], []
+    for role, text, attachments in pairs:
+        if not multimodal:
+            left_out.extend(attachments)
+            messages.append({"role": role, "content": text})
+            continue
+        parts = [{"type": "text", "text": text}]
+        for attachment in attachments:
+            if attachment.kind in kinds:
+                parts.append(attachment_part(attachment, preview=preview))
+            else:
+                left_out.append(attachment)
+        messages.append({"role": role, "content": parts})
     body = {"model": model.model_id if model else conversation.model_id, "messages": messages, **values}
     request = ChatRequest(body=body, errors=errors, sent_messages=len(messages), total_messages=len(turns))
 
+    if left_out:
+        what = " or ".join(sorted({KIND_ADVICE[a.kind][0] for a in left_out}))
+        model_id = model.model_id if model else conversation.model_id
+        request.notes.append(
+            f"{len(left_out)} attachment{'s are' if len(left_out) != 1 else ' is'} not sent: {model_id} does not "
+            f"accept {what}."
+        )
     if len(kept) < len(turns):
         how = (
             "the system prompt, the first question and the latest messages"
@@ -179,7 +226,7 @@ def build_request(
             f"{MAX_MESSAGES}, so {len(messages)} are sent: {how}."
         )
     if model is not None:
-        estimate = sum(len(text) for _, text in pairs) // CHARS_PER_TOKEN + 4 * len(pairs)
+        estimate = sum(len(text) for _, text, _ in pairs) // CHARS_PER_TOKEN + 4 * len(pairs)
         max_tokens = values.get("max_tokens") or 0
         window = model.context_window
         if estimate + max_tokens > window:
@@ -198,8 +245,8 @@ def build_request(
 def preview_request(conversation: Conversation, next_user: str = "") -> ChatRequest:
     connection = connection_for(conversation)
     model = pick_model(chat_models(connection), conversation.model_id)
-    history = list(conversation.messages.all())
-    return build_request(conversation, model, history, next_user=next_user or "…")
+    history = list(conversation.messages.prefetch_related("attachments"))
+    return build_request(conversation, model, history, next_user=next_user or "…", preview=True)
 
 
 # ---------------------------------------------------------------- starting a turn
@@ -229,7 +276,12 @@ def launcher(loop: asyncio.AbstractEventLoop, headers: dict | None = None):
 
 
 def prepare_turn(
-    conversation: Conversation, content: str | None, *, replace: Message | None = None, launch=None
+    conversation: Conversation,
+    content: str | None,
+    *,
+    attachments: list[Upload] = (),
+    replace: Message | None = None,
+    launch=None,
 ) -> Turn:
     """Save the user message (when given) and the assistant placeholder, and build the request (sync code).
 
@@ -240,12 +292,17 @@ def prepare_turn(
     """
     connection = connection_for(conversation)
     model = selected_model(conversation)
-    history = conversation.messages.exclude(status=Message.STREAMING).only("role", "content", "status")
+    history = (
+        conversation.messages.exclude(status=Message.STREAMING)
+        .only("role", "content", "status")
+        .prefetch_related("attachments")
+    )
     if replace is not None:
         history = history.exclude(pk=replace.pk)
-    request = build_request(conversation, model, list(history), next_user=content)
+    request = build_request(conversation, model, list(history), next_user=content, next_attachments=attachments)
     endpoint = connection.endpoint()
     generation = launch(endpoint, request.body) if launch is not None else None
+    stored = store_uploads(conversation, attachments) if content is not None else []
     try:
         with transaction.atomic():
             if replace is not None:
@@ -253,6 +310,7 @@ def prepare_turn(
             user_message = None
             if content is not None:
                 user_message = Message.objects.create(conversation=conversation, role="user", content=content)
+                save_attachments(user_message, attachments, stored)
                 conversation.title_from(content)
             if model is not None and not conversation.model_id:
                 conversation.model_id = model.model_id
@@ -275,6 +333,19 @@ def prepare_turn(
     return Turn(conversation, user_message, assistant, endpoint, request, generation=generation)
 
 
+def store_uploads(conversation: Conversation, uploads: list[Upload]) -> list[str]:
+    """Write the files (before the transaction that creates their rows, which must stay short)."""
+    storage = Attachment._meta.get_field("file").storage
+    return [storage.save(attachment_name(conversation.owner_id, u.name), ContentFile(u.data)) for u in uploads]
+
+
+def save_attachments(message: Message, uploads: list[Upload], names: list[str]) -> None:
+    Attachment.objects.bulk_create(
+        Attachment(message=message, file=name, kind=u.kind, content_type=u.content_type, name=u.name, size=u.size)
+        for u, name in zip(uploads, names, strict=True)
+    )
+
+
 def render_message(message: Message) -> str:
     return render_to_string("chat/_message.html", {"message": message})
 
@@ -295,9 +366,11 @@ async def start_turn(turn: Turn) -> "Generation":
     return turn.generation
 
 
-async def send(conversation: Conversation, content: str, *, headers: dict | None = None) -> Turn:
+async def send(
+    conversation: Conversation, content: str, *, attachments: list[Upload] = (), headers: dict | None = None
+) -> Turn:
     launch = launcher(asyncio.get_running_loop(), headers)
-    turn = await sync_to_async(prepare_turn)(conversation, content, launch=launch)
+    turn = await sync_to_async(prepare_turn)(conversation, content, attachments=attachments, launch=launch)
     turn.headers = headers or {}
     await start_turn(turn)
     return turn

@@ -18,4 +18,5 @@ urlpatterns = [
     path("c/<int:pk>/request/", views.request_preview, name="request_preview"),
     path("c/<int:pk>/messages/<int:mid>/stop/", views.stop, name="stop"),
     path("c/<int:pk>/messages/<int:mid>/retry/", views.retry, name="retry"),
+    path("attachments/<int:pk>/", views.attachment, name="attachment"),
 ]

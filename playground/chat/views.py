@@ -4,9 +4,10 @@ from dataclasses import dataclass, field
 
 from asgiref.sync import sync_to_async
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigger_client_event
 
@@ -16,11 +17,13 @@ from playground.chat.forms import (
     ComposerForm,
     RenameForm,
     SettingsForm,
+    accept_attribute,
     chat_params_form,
+    clean_attachments,
     parse_tools,
     stored_values,
 )
-from playground.chat.models import CONTEXT_POLICIES, Conversation, Message, get_conversation
+from playground.chat.models import CONTEXT_POLICIES, Attachment, Conversation, Message, get_conversation
 from playground.chat.services import Turn
 from playground.connections.models import Connection, ensure_local_connection
 
@@ -52,7 +55,7 @@ def _panel(
     if form is None:
         form = chat_params_form(model, stored=stored)
     draft = conversation or Conversation(owner=request.user)
-    chat_request = services.build_request(draft, model, list(thread), next_user="…", params=stored)
+    chat_request = services.build_request(draft, model, list(thread), next_user="…", params=stored, preview=True)
     tools = stored.get("tools")
     return {
         "form": form,
@@ -69,6 +72,7 @@ def _panel(
         "context_note": chat_request.note,
         "request_preview": json.dumps(chat_request.body, indent=2, ensure_ascii=False),
         "tools": json.dumps(tools, indent=2) if tools else "",
+        "attach_accept": accept_attribute(model) if conversation else "",
     }
 
 
@@ -78,13 +82,15 @@ def _page(request, conversation=None, **extra) -> dict:
     thread = []
     if conversation is not None:
         services.mark_interrupted(conversation)
-        thread = list(conversation.messages.all())
+        thread = list(conversation.messages.prefetch_related("attachments"))
+    panel = _panel(request, conversation, thread)
     context = {
         "conversations": Conversation.objects.for_user(request.user).search(query)[:LIST_LIMIT],
         "conversation": conversation,
         "thread": thread,
         "composer": ComposerForm(),
-        "panel": _panel(request, conversation, thread),
+        "panel": panel,
+        "attach_accept": panel["attach_accept"],
         "query": query,
     }
     context.update(extra)
@@ -190,7 +196,7 @@ def _apply_panel(request, conversation: Conversation) -> PanelProblems | None:
 
 
 def _panel_response(request, conversation, problems: PanelProblems | None = None, *, saved=False) -> HttpResponse:
-    thread = list(conversation.messages.all()) if conversation.pk else []
+    thread = list(conversation.messages.prefetch_related("attachments")) if conversation.pk else []
     problems = problems or PanelProblems()
     panel = _panel(request, conversation, thread, form=problems.form, errors=problems.errors, saved=saved)
     return render(request, "chat/index.html#panel", {"conversation": conversation, "panel": panel})
@@ -214,7 +220,7 @@ def panel(request, pk):
         connection_id = int(request.GET["connection"]) if request.GET.get("connection") else None
     except ValueError:
         raise Http404("No such connection.") from None
-    thread = list(conversation.messages.all())
+    thread = list(conversation.messages.prefetch_related("attachments"))
     context = {
         "conversation": conversation,
         "panel": _panel(request, conversation, thread, connection_id=connection_id, model_id=request.GET.get("model")),
@@ -245,6 +251,7 @@ def _invalid(request, conversation, composer, problems) -> HttpResponse:
             "conversation": conversation if conversation.pk else None,
             "composer": composer or ComposerForm(),
             "send_errors": errors,
+            "attach_accept": accept_attribute(services.selected_model(conversation)) if conversation.pk else "",
         }
         response = render(request, "chat/index.html#composer", context)
         target = "#composer"
@@ -258,9 +265,17 @@ def _prepare_send(request, pk, launch) -> tuple[Turn, str] | HttpResponse:
     conversation = get_object_or_404(Conversation.objects.for_user(request.user).select_related("connection"), pk=pk)
     composer = ComposerForm(request.POST)
     invalid_params = _apply_panel(request, conversation)
+    files = request.FILES.getlist("attachments")
+    uploads = []
+    if files and invalid_params is None:
+        try:
+            uploads = clean_attachments(files, services.selected_model(conversation))
+        except ValidationError as exc:
+            for message in exc.messages:
+                composer.add_error(None, message)
     if not composer.is_valid() or invalid_params is not None:
         return _invalid(request, conversation, composer, invalid_params)
-    turn = services.prepare_turn(conversation, composer.cleaned_data["content"], launch=launch)
+    turn = services.prepare_turn(conversation, composer.cleaned_data["content"], attachments=uploads, launch=launch)
     turn.assistant_html = services.render_message(turn.assistant)
     html = services.render_message(turn.user_message) + turn.assistant_html if request.htmx else ""
     return turn, html
@@ -337,3 +352,31 @@ async def retry(request, pk, mid):
     if not request.htmx:
         return redirect("chat:conversation", pk=pk)
     return HttpResponse(await sync_to_async(services.render_message)(outcome.assistant))
+
+
+# ---------------------------------------------------------------- attachments
+
+
+async def _file_chunks(attachment: Attachment, size: int = 64 * 1024):
+    handle = await asyncio.to_thread(attachment.file.storage.open, attachment.file.name, "rb")
+    try:
+        while chunk := await asyncio.to_thread(handle.read, size):
+            yield chunk
+    finally:
+        await asyncio.to_thread(handle.close)
+
+
+@require_GET
+async def attachment(request, pk):
+    """An attachment of the user's own messages (404 for anyone else's); media inline, anything else downloaded."""
+    user = await request.auser()
+    item = await Attachment.objects.filter(pk=pk, message__conversation__owner=user).afirst()
+    if item is None or not await asyncio.to_thread(item.file.storage.exists, item.file.name):
+        raise Http404("No such attachment.")
+    response = StreamingHttpResponse(_file_chunks(item), content_type=item.content_type)
+    response["Content-Length"] = str(item.size)
+    response["Content-Disposition"] = content_disposition_header(not item.inline, item.name)
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "default-src 'none'; sandbox"
+    response["Cache-Control"] = "private, max-age=86400"
+    return response

@@ -30,11 +30,15 @@
     }
   }
 
-  // Form fields are sent url-encoded: an empty multipart body is rejected by Django with a 400.
-  function post(url, form) {
+  // Form fields are sent url-encoded (an empty multipart body is rejected by Django with a 400); with files, as
+  // multipart. The files come from `files` (the composer's chosen files), never from the file input itself.
+  function post(url, form, files) {
+    var data = new FormData(form || undefined);
+    data.delete("attachments");
+    (files || []).forEach(function (file) { data.append("attachments", file, file.name); });
     return fetch(url, {
       method: "POST",
-      body: new URLSearchParams(form ? new FormData(form) : undefined),
+      body: files && files.length ? data : new URLSearchParams(data),
       credentials: "same-origin",
       headers: { "HX-Request": "true", "X-CSRFToken": csrfToken() },
     });
@@ -291,6 +295,8 @@
     var stop = form.querySelector("#stop-button");
     var input = form.querySelector("textarea");
     if (send) send.disabled = sending || running;
+    var attach = form.querySelector("#attach-button");
+    if (attach) attach.disabled = sending;
     if (stop) stop.disabled = !running;
     if (input) input.readOnly = sending;
     form.classList.toggle("is-busy", sending || running);
@@ -332,7 +338,7 @@
     if (sending || streaming().length || !input || !input.value.trim()) return;
     sending = true;
     updateComposer();
-    post(form.action, form)
+    post(form.action, form, pending)
       .then(function (response) {
         return response.text().then(function (text) { return { response: response, text: text }; });
       })
@@ -340,11 +346,15 @@
         var retarget = result.response.headers.get("HX-Retarget");
         if (retarget) {
           replaceFromResponse(retarget, result.text);
+          // The re-rendered composer has no chips: show the chosen files again (the errors may be about them).
+          syncAttach();
         } else if (result.response.ok) {
           var errors = form.querySelector(".composer-errors");
           if (errors) errors.remove();
           input.value = "";
           autosize(input);
+          pending = [];
+          renderChips();
           insertArticles(result.text);
           refreshList();
         } else {
@@ -364,6 +374,73 @@
         refreshPreview();
       });
   }
+
+  // ---------------------------------------------------------------- attachments
+
+  var pending = []; // the File objects chosen for the next message
+
+  function formatSize(size) {
+    if (size >= 1024 * 1024) return (size / (1024 * 1024)).toFixed(1) + " MB";
+    return Math.max(1, Math.round(size / 1024)) + " KB";
+  }
+
+  function renderChips() {
+    var list = document.getElementById("attachment-chips");
+    if (!list) return;
+    list.textContent = "";
+    pending.forEach(function (file, index) {
+      var chip = document.createElement("li");
+      chip.className = "chip";
+      var name = document.createElement("span");
+      name.className = "chip-name";
+      name.textContent = file.name;
+      name.title = file.name;
+      var size = document.createElement("span");
+      size.className = "chip-size muted mono";
+      size.textContent = formatSize(file.size);
+      var remove = document.createElement("button");
+      remove.type = "button";
+      remove.className = "chip-remove";
+      remove.setAttribute("aria-label", "Remove " + file.name);
+      remove.dataset.removeAttachment = String(index);
+      remove.textContent = "×";
+      chip.appendChild(name);
+      chip.appendChild(size);
+      chip.appendChild(remove);
+      list.appendChild(chip);
+    });
+    list.hidden = pending.length === 0;
+  }
+
+  function addFiles(files) {
+    Array.prototype.forEach.call(files || [], function (file) { pending.push(file); });
+    renderChips();
+  }
+
+  // The accepted types follow the selected model (the panel carries them); no button when it takes no files.
+  function syncAttach() {
+    var panel = document.getElementById("panel");
+    var input = document.getElementById("composer-files");
+    var button = document.getElementById("attach-button");
+    if (panel && input && panel.hasAttribute("data-attach-accept")) input.accept = panel.dataset.attachAccept;
+    if (button && input) button.hidden = !input.accept;
+    renderChips();
+  }
+
+  document.addEventListener("change", function (event) {
+    if (event.target.id !== "composer-files") return;
+    addFiles(event.target.files);
+    event.target.value = "";
+  });
+
+  document.addEventListener("paste", function (event) {
+    var button = document.getElementById("attach-button");
+    var files = event.clipboardData && event.clipboardData.files;
+    if (event.target.id === "composer-input" && button && !button.hidden && files && files.length) {
+      event.preventDefault();
+      addFiles(files);
+    }
+  });
 
   // A generation started in another tab: its question is not in this one yet, so fetch what is missing.
   function syncThread() {
@@ -540,6 +617,7 @@
     }
     keepTab = null;
     addSliders();
+    syncAttach();
     // A model or connection switch re-renders the panel with that model's parameters; then save them.
     if (switched) {
       switched = false;
@@ -599,9 +677,17 @@
   }, true);
 
   document.addEventListener("click", function (event) {
-    var target = event.target.closest("[data-stop], .image-placeholder, [data-toggle-panel]");
+    var target = event.target.closest("[data-stop], .image-placeholder, [data-toggle-panel], [data-attach], [data-remove-attachment]");
     if (!target) return;
-    if (target.hasAttribute("data-stop")) {
+    if (target.hasAttribute("data-attach")) {
+      var files = document.getElementById("composer-files");
+      if (files) files.click();
+    } else if (target.hasAttribute("data-remove-attachment")) {
+      pending.splice(Number(target.dataset.removeAttachment), 1);
+      renderChips();
+      var box = document.getElementById("composer-input");
+      if (box) box.focus();
+    } else if (target.hasAttribute("data-stop")) {
       stopAll();
     } else if (target.classList.contains("image-placeholder")) {
       var src = target.dataset.src || "";
@@ -622,6 +708,7 @@
   if (workspace) syncPanelToggle();
   startCountdowns(thread);
   addSliders();
+  syncAttach();
   updateComposer();
   scrollToEnd();
   var input = document.getElementById("composer-input");

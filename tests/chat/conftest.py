@@ -6,7 +6,6 @@ import httpx
 import pytest
 from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
-from django.core.management import call_command
 
 from playground.asgi import application
 from playground.chat import services
@@ -22,11 +21,6 @@ def fresh_channel_layer():
     channel_layers.backends.clear()
     yield
     channel_layers.backends.clear()
-
-
-@pytest.fixture
-def catalog(db):
-    call_command("seed_catalog", verbosity=0)
 
 
 @pytest.fixture
