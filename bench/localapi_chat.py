@@ -8,8 +8,6 @@ first), runs the streams, stops the server and prints a markdown table.
 
 import argparse
 import asyncio
-import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -19,45 +17,24 @@ from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from playground import devserver
+
 KEY = "sk-local-bench"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start(port: int, tmp: Path) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{tmp / 'bench.sqlite3'}",
-        "PLAYGROUND_DATA_DIR": str(tmp),
-        "LOCAL_API_KEYS": KEY,
-        "LOCAL_API_TOKEN_RATE": "0",
-        "LOCAL_API_RPM": "100000",
-        "LOCAL_API_TPM": "1000000000",
-        "PORT": str(port),
-        "LOG_LEVEL": "WARNING",
-    }
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    env = devserver.sqlite_env(
+        tmp,
+        LOCAL_API_KEYS=KEY,
+        LOCAL_API_TOKEN_RATE="0",
+        LOCAL_API_RPM="100000",
+        LOCAL_API_TPM="1000000000",
+        PORT=str(port),
+        LOG_LEVEL="WARNING",
     )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/local/v1/models", headers={"Authorization": f"Bearer {KEY}"}, timeout=1)
-            return process
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    process.kill()
-    raise RuntimeError("daphne did not start")
+    devserver.manage(env, "migrate", "-v0")
+    return devserver.start_daphne(port, env, ready_path="/local/v1/models", headers={"Authorization": f"Bearer {KEY}"})
 
 
 async def one_stream(client: httpx.AsyncClient, url: str, words: int, index: int) -> tuple[int, list[float], float]:
@@ -110,17 +87,13 @@ def main() -> None:
     parser.add_argument("--streams", type=int, default=100)
     parser.add_argument("--words", type=int, default=200)
     args = parser.parse_args()
-    port = free_port()
+    port = devserver.free_port()
     with tempfile.TemporaryDirectory() as tmp:
         process = start(port, Path(tmp))
         try:
             result = asyncio.run(run(port, args.streams, args.words))
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+            devserver.stop(process)
     print(f"Local API chat streaming, {result['streams']} concurrent streams of ~{args.words} words, unpaced\n")
     print(
         "| streams | chunks | wall time (s) | chunks/s | p50 gap (ms) | p99 gap (ms) | max gap (ms) | p50 stream (s) |"

@@ -8,8 +8,6 @@ Prints a markdown table.
 """
 
 import argparse
-import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -18,7 +16,9 @@ from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from playground import devserver
+
 KEY = "sk-local-bench"
 WORDS = [
     "the",
@@ -70,43 +70,13 @@ def text_of(length: int) -> str:
     return " ".join(sentences)[:length]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start(tmp: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{tmp / 'bench.sqlite3'}",
-        "PLAYGROUND_DATA_DIR": str(tmp),
-        "LOCAL_API_KEYS": KEY,
-        "LOCAL_API_TPM": "0",
-        "LOCAL_API_RPM": "0",
-    }
-    cmd = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"]
-    process = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/local/v1"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(f"{url}/models", headers={"Authorization": f"Bearer {KEY}"}, timeout=1)
-            return process, url
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    process.kill()
-    raise RuntimeError("daphne did not start")
-
-
-def stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+    port = devserver.free_port()
+    env = devserver.sqlite_env(tmp, LOCAL_API_KEYS=KEY, LOCAL_API_TPM="0", LOCAL_API_RPM="0")
+    process = devserver.start_daphne(
+        port, env, ready_path="/local/v1/models", headers={"Authorization": f"Bearer {KEY}"}
+    )
+    return process, f"http://127.0.0.1:{port}/local/v1"
 
 
 def status_kb(pid: int, field: str) -> int:
@@ -138,8 +108,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp / 'bench.sqlite3'}", "PLAYGROUND_DATA_DIR": tmp_name}
-        subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+        devserver.manage(devserver.sqlite_env(tmp), "migrate", "-v0")
         rows = []
         for length in (2_000, 10_000, 100_000):
             process, url = start(tmp)
@@ -148,7 +117,7 @@ def main() -> None:
                 first, total, size = stream(url, text_of(length), args.format)
                 peak = status_kb(process.pid, "VmHWM")
             finally:
-                stop(process)
+                devserver.stop(process)
             rows.append((length, first, total, size, baseline, peak))
     print(f"\nStreamed speech, format {args.format}, one fresh daphne per row\n")
     print("| input chars | first byte (s) | total (s) | audio bytes | RSS peak before (MB) | RSS peak after (MB) |")

@@ -20,9 +20,7 @@ import json
 import os
 import secrets
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,8 +29,9 @@ from pathlib import Path
 import httpx
 import websockets
 
-ROOT = Path(__file__).resolve().parent.parent
-PYTHON = sys.executable
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from playground import devserver
+
 KEY = "sk-local-bench-" + secrets.token_hex(8)
 CSRF = secrets.token_hex(16)
 
@@ -56,12 +55,6 @@ print(json.dumps({"session": session.session_key, "conversations": ids}))
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def rss_kb(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -74,42 +67,12 @@ def pct(values, q):
     return values[min(len(values) - 1, round(q * (len(values) - 1)))]
 
 
-def wait_up(url: str) -> None:
-    for _ in range(300):
-        try:
-            httpx.get(url, timeout=1)
-            return
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    raise RuntimeError(f"{url} did not come up")
-
-
-def daphne(port: int, env: dict, log: str) -> subprocess.Popen:
-    """A daphne process; its output goes to `log` (RELAY_BENCH_LOGS=<dir> keeps it after the run)."""
-    with open(log, "wb") as out:
-        return subprocess.Popen(
-            # Twisted's default listen backlog (50) overflows when 200 clients connect at once.
-            [
-                PYTHON,
-                "-m",
-                "daphne",
-                "-e",
-                f"tcp:{port}:interface=127.0.0.1:backlog=1024",
-                "playground.asgi:application",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-
-
 class Server:
     """The upstream (local API) and the playground, each in its own daphne process and SQLite database."""
 
     def __init__(self, count: int):
         self.tmp = tempfile.TemporaryDirectory(prefix="relay-bench-")
-        self.upstream_port, self.port = free_port(), free_port()
+        self.upstream_port, self.port = devserver.free_port(), devserver.free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.upstream_url = f"http://127.0.0.1:{self.upstream_port}"
         base = {
@@ -135,36 +98,31 @@ class Server:
             "DATABASE_URL": f"sqlite:///{self.tmp.name}/upstream.sqlite3",
             "PORT": str(self.upstream_port),
         }
-        subprocess.run([PYTHON, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=self.env, check=True)
+        devserver.manage(self.env, "migrate", "-v", "0")
         shutil.copy(f"{self.tmp.name}/bench.sqlite3", f"{self.tmp.name}/upstream.sqlite3")
-        out = subprocess.run(
-            [PYTHON, "manage.py", "shell", "-c", SETUP.replace("COUNT", str(count))],
-            cwd=ROOT,
-            env=self.env,
-            check=True,
-            capture_output=True,
-            text=True,
+        out = devserver.manage(
+            self.env, "shell", "-c", SETUP.replace("COUNT", str(count)), capture_output=True, text=True
         ).stdout
         setup = json.loads(out.strip().splitlines()[-1])
         self.session, self.conversations = setup["session"], setup["conversations"]
+        # RELAY_BENCH_LOGS=<dir> keeps the servers' output after the run. Twisted's default listen backlog (50)
+        # overflows when 200 clients connect at once.
         logs = os.environ.get("RELAY_BENCH_LOGS") or self.tmp.name
-        self.upstream = daphne(self.upstream_port, upstream_env, f"{logs}/upstream.log")
-        self.process = daphne(self.port, self.env, f"{logs}/playground.log")
-        wait_up(f"{self.upstream_url}/accounts/login/")
-        wait_up(f"{self.url}/accounts/login/")
+        self.upstream = devserver.start_daphne(
+            self.upstream_port, upstream_env, log=f"{logs}/upstream.log", backlog=1024
+        )
+        try:
+            self.process = devserver.start_daphne(self.port, self.env, log=f"{logs}/playground.log", backlog=1024)
+        except RuntimeError:
+            devserver.stop(self.upstream)
+            raise
 
     @property
     def cookie(self) -> str:
         return f"sessionid={self.session}; csrftoken={CSRF}"
 
     def close(self):
-        for process in (self.process, self.upstream):
-            process.terminate()
-        for process in (self.process, self.upstream):
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        devserver.stop(self.process, self.upstream)
         self.tmp.cleanup()
 
 

@@ -14,7 +14,6 @@ import argparse
 import collections
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -22,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import httpx
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from playground import devserver
 
-ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-local-bench"
 CHROMIUM = "/usr/bin/chromium"
 TRACE_CATEGORIES = ["devtools.timeline", "v8", "blink", "disabled-by-default-devtools.timeline"]
@@ -71,54 +70,30 @@ document.addEventListener("DOMContentLoaded", function () {
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def server_env(port: int, tmp: Path) -> dict:
-    return {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "playground.settings",
-        "DATABASE_URL": f"sqlite:///{tmp / 'bench.sqlite3'}",
-        "PLAYGROUND_DATA_DIR": str(tmp),
-        "LOCAL_API_KEYS": KEY,
-        "LOCAL_API_TOKEN_RATE": "1000",
-        "LOCAL_API_RPM": "100000",
-        "LOCAL_API_TPM": "1000000000",
-        "PORT": str(port),
-        "LOCAL_API_BASE_URL": f"http://127.0.0.1:{port}/local/v1",
-        "PLAYGROUND_ALLOWED_UPSTREAM_HOSTS": "127.0.0.1,localhost",
-        "LOG_LEVEL": "WARNING",
-    }
+    return devserver.sqlite_env(
+        tmp,
+        DJANGO_SETTINGS_MODULE="playground.settings",
+        LOCAL_API_KEYS=KEY,
+        LOCAL_API_TOKEN_RATE="1000",
+        LOCAL_API_RPM="100000",
+        LOCAL_API_TPM="1000000000",
+        PORT=str(port),
+        LOCAL_API_BASE_URL=f"http://127.0.0.1:{port}/local/v1",
+        PLAYGROUND_ALLOWED_UPSTREAM_HOSTS="127.0.0.1,localhost",
+        LOG_LEVEL="WARNING",
+    )
 
 
 def start(port: int, env: dict) -> subprocess.Popen:
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-    subprocess.run([sys.executable, "manage.py", "seed_catalog", "-v0"], cwd=ROOT, env=env, check=True)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/accounts/login/", timeout=1)
-            return process
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    process.kill()
-    raise RuntimeError("daphne did not start")
+    devserver.manage(env, "migrate", "-v0")
+    devserver.manage(env, "seed_catalog", "-v0")
+    return devserver.start_daphne(port, env)
 
 
 def prepare(env: dict) -> tuple[str, int]:
     """A user with a conversation on local/chat; returns (session cookie, conversation id)."""
     os.environ.update(env)
-    sys.path.insert(0, str(ROOT))
     import django
 
     django.setup()
@@ -145,7 +120,7 @@ def run(words: int, trace: str | None = None) -> None:
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as tmp:
-        port = free_port()
+        port = devserver.free_port()
         env = server_env(port, Path(tmp))
         process = start(port, env)
         try:
@@ -182,11 +157,7 @@ def run(words: int, trace: str | None = None) -> None:
                 status = answer.get_attribute("data-status")
                 browser.close()
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+            devserver.stop(process)
 
     report(data, size, status, elapsed)
     if trace:

@@ -10,9 +10,7 @@ Prints a markdown table.
 """
 
 import argparse
-import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
@@ -21,7 +19,9 @@ from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from playground import devserver
+
 KEY = "sk-local-bench-speech"
 PASSWORD = "bench-speech-password-1"
 SENTENCE = "[S1] The quick brown fox jumps over the lazy dog near the river. [S2] Really, tell me more about that! "
@@ -31,31 +31,21 @@ def text(length: int) -> str:
     return (SENTENCE * (length // len(SENTENCE) + 1))[:length]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Server:
     def __init__(self, workdir: Path):
-        self.port = free_port()
-        self.env = {
-            **os.environ,
-            "DATABASE_URL": f"sqlite:///{workdir / 'bench.sqlite3'}",
-            "PLAYGROUND_DATA_DIR": str(workdir),
-            "LOCAL_API_KEYS": KEY,
-            "LOCAL_API_TOKEN_RATE": "0",
-            "PORT": str(self.port),
-            "LOCAL_API_BASE_URL": f"http://127.0.0.1:{self.port}/local/v1",
-        }
+        self.port = devserver.free_port()
+        self.env = devserver.sqlite_env(
+            workdir,
+            LOCAL_API_KEYS=KEY,
+            LOCAL_API_TOKEN_RATE="0",
+            PORT=str(self.port),
+            LOCAL_API_BASE_URL=f"http://127.0.0.1:{self.port}/local/v1",
+        )
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = None
 
     def manage(self, *args: str) -> None:
-        subprocess.run(
-            [sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, check=True, stdout=subprocess.DEVNULL
-        )
+        devserver.manage(self.env, *args, stdout=subprocess.DEVNULL)
 
     def setup(self) -> None:
         self.manage("migrate", "--noinput")
@@ -68,28 +58,10 @@ class Server:
         )
 
     def start(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "playground.asgi:application"],
-            cwd=ROOT,
-            env=self.env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(f"{self.url}/accounts/login/", timeout=1)
-                return
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        raise RuntimeError("daphne did not start")
+        self.process = devserver.start_daphne(self.port, self.env)
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
+        devserver.stop(self.process)
 
     def peak_rss_mb(self) -> float:
         status = Path(f"/proc/{self.process.pid}/status").read_text()

@@ -5,18 +5,17 @@ database, signs up a user, fills each page with real content from the local API 
 docs/screenshots/<page>-<theme>.png.
 """
 
-import os
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-import httpx
 from playwright.sync_api import expect, sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from playground import devserver  # noqa: E402
+
 OUT = ROOT / "docs" / "screenshots"
 ARGS = [
     "--no-sandbox",
@@ -30,38 +29,18 @@ ARGS = [
 PASSWORD = "screenshots-passphrase-42"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start(tmp: str, port: int) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{tmp}/db.sqlite3",
-        "PORT": str(port),
-        "PLAYGROUND_DATA_DIR": tmp,
-        "LOCAL_API_TOKEN_RATE": "400",
-        "LOCAL_API_KEYS": "sk-local-screenshots",
-    }
-    env.pop("REDIS_URL", None)
-    for command in (["migrate", "-v0"], ["seed_catalog", "-v0"]):
-        subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=env, check=True)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    env = devserver.sqlite_env(
+        tmp,
+        "db.sqlite3",
+        PORT=str(port),
+        LOCAL_API_TOKEN_RATE="400",
+        LOCAL_API_KEYS="sk-local-screenshots",
     )
-    for _ in range(100):
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/accounts/login/", timeout=1)
-            return process
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    raise SystemExit("daphne did not start")
+    env.pop("REDIS_URL", None)
+    devserver.manage(env, "migrate", "-v0")
+    devserver.manage(env, "seed_catalog", "-v0")
+    return devserver.start_daphne(port, env)
 
 
 def shoot(page, name: str) -> None:
@@ -75,7 +54,7 @@ def shoot(page, name: str) -> None:
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    port = free_port()
+    port = devserver.free_port()
     with tempfile.TemporaryDirectory() as tmp:
         server = start(tmp, port)
         try:
@@ -139,8 +118,7 @@ def main() -> None:
                 shoot(page, "batches")
                 browser.close()
         finally:
-            server.terminate()
-            server.wait(timeout=15)
+            devserver.stop(server, timeout=15)
 
 
 if __name__ == "__main__":

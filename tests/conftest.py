@@ -7,10 +7,7 @@ drive the server over real HTTP and websockets. It serves the embedded local API
 """
 
 import os
-import socket
 import subprocess
-import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,15 +17,12 @@ from django.conf import settings
 from django.core.management import call_command
 from django.test import Client
 
-ROOT = Path(__file__).resolve().parent.parent
+from playground import devserver
+from playground.devserver import free_port
+from playground.devserver import stop as stop_server
+
 LOCAL_API_TEST_KEY = "sk-local-test-0123456789abcdef"
 PASSWORD = "correct-horse-battery-staple"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def database_url() -> str:
@@ -79,34 +73,7 @@ def server_env(port: int, **extra: str) -> dict[str, str]:
 
 
 def start_server(port: int, log_path: Path, **extra: str) -> subprocess.Popen:
-    log = open(log_path, "ab")  # noqa: SIM115 - the server process writes to it for its whole life
-    process = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"],
-        cwd=ROOT,
-        env=server_env(port, **extra),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"daphne exited with {process.returncode}; see {log_path}")
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/accounts/login/", timeout=1)
-            return process
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    process.kill()
-    raise RuntimeError(f"daphne did not start within 30 s; see {log_path}")
-
-
-def stop_server(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+    return devserver.start_daphne(port, server_env(port, **extra), log=log_path)
 
 
 @pytest.fixture(scope="session")
@@ -209,3 +176,14 @@ def pytest_collection_modifyitems(config, items):
         if "browser" in item.path.parts:
             item.add_marker(pytest.mark.browser)
     items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+
+
+@pytest.fixture(autouse=True)
+def fresh_channel_layer():
+    """Each test (with its own event loop) gets its own channel layer: a Redis layer keeps per-loop receive state
+    that a later loop must not inherit."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()

@@ -592,10 +592,25 @@ class Generation:
     async def _listen(self, layer, channel: str) -> None:
         while True:
             message = await layer.receive(channel)
+            if message.get("type") == "generation.close":
+                return
             if message.get("type") == "generation.stop":
                 self.stop()
             elif message.get("type") == "generation.snapshot" and message.get("reply_to"):
                 await layer.send(message["reply_to"], self.snapshot())
+
+    @staticmethod
+    async def _close_listener(layer, channel: str, listener: asyncio.Task) -> None:
+        """End the listener with a message rather than by cancelling it: a cancelled receive on the Redis layer
+        can leave a blocking pop behind that swallows the next message for any websocket of this process."""
+        with suppress(Exception):
+            await layer.send(channel, {"type": "generation.close"})
+        try:
+            await asyncio.wait_for(asyncio.shield(listener), timeout=5)
+        except (TimeoutError, Exception):
+            listener.cancel()
+            with suppress(asyncio.CancelledError, Exception):
+                await listener
 
     # -- persistence
 
@@ -651,7 +666,8 @@ class Generation:
         layer = get_channel_layer()
         channel = await layer.new_channel()
         await layer.group_add(generation_group(self.message_id), channel)
-        helpers = [asyncio.create_task(self._listen(layer, channel)), asyncio.create_task(self._flush_loop())]
+        listener = asyncio.create_task(self._listen(layer, channel))
+        flusher = asyncio.create_task(self._flush_loop())
         publisher = asyncio.create_task(self._publish_loop(layer))
         status, error = Message.COMPLETE, None
         try:
@@ -679,11 +695,11 @@ class Generation:
                 "trace_id": self.trace_id,
             }
         finally:
-            for helper in helpers:
-                helper.cancel()
+            flusher.cancel()
             self._closing = True
             self._wake.set()
-            for helper in [*helpers, publisher]:
+            await self._close_listener(layer, channel, listener)
+            for helper in (flusher, publisher):
                 with suppress(asyncio.CancelledError, Exception):
                     await helper
         try:
