@@ -50,6 +50,9 @@ session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
 session[HASH_SESSION_KEY] = user.get_session_auth_hash()
 session.create()
 local = Connection.objects.get(owner=user, is_local=True)
+# The upstream has its own database: the key minted at sign-up lives here only, so use the operator key.
+local.set_key("KEY")
+local.save()
 ids = [Conversation.objects.create(owner=user, connection=local, model_id="local/chat").pk for _ in range(COUNT)]
 print(json.dumps({"session": session.session_key, "conversations": ids}))
 """
@@ -101,7 +104,12 @@ class Server:
         devserver.manage(self.env, "migrate", "-v", "0")
         shutil.copy(f"{self.tmp.name}/bench.sqlite3", f"{self.tmp.name}/upstream.sqlite3")
         out = devserver.manage(
-            self.env, "shell", "-c", SETUP.replace("COUNT", str(count)), capture_output=True, text=True
+            self.env,
+            "shell",
+            "-c",
+            SETUP.replace("COUNT", str(count)).replace('"KEY"', repr(KEY)),
+            capture_output=True,
+            text=True,
         ).stdout
         setup = json.loads(out.strip().splitlines()[-1])
         self.session, self.conversations = setup["session"], setup["conversations"]

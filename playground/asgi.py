@@ -8,18 +8,21 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from playground.localapi.engines.batches import start_runner  # noqa: E402
+from playground.connections import keycheck  # noqa: E402
+from playground.origin import SameOriginValidator  # noqa: E402
 from playground.routing import websocket_urlpatterns  # noqa: E402
 from playground.upstream.client import install_shutdown_hook  # noqa: E402
+
+# Refuse to start when the encryption keys cannot read the stored secrets (the error says what to do).
+if os.environ.get("PLAYGROUND_BOOT_CHECKS", "on") != "off":
+    keycheck.verify()
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
 install_shutdown_hook()
-# The local API runs its pending batches in every server process (each batch is claimed by exactly one).
-start_runner()
+# Background work (generations, clips, batches) starts from the apps' ready(): see playground/lib/detached.py.

@@ -41,6 +41,10 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 # `manage.py check --deploy` passes in that mode.
 HTTPS = env_bool("PLAYGROUND_HTTPS")
 SECURE_SSL_REDIRECT = HTTPS
+# The API is never redirected: the playground calls its embedded local API over loopback HTTP (no proxy,
+# no X-Forwarded-Proto), and an API client cannot follow a redirect of a POST anyway. The TLS proxy in front
+# is where plain HTTP from outside is refused or redirected (docs/operations.md, "HTTPS mode").
+SECURE_REDIRECT_EXEMPT = [r"^local/v1/"]
 SESSION_COOKIE_SECURE = HTTPS
 CSRF_COOKIE_SECURE = HTTPS
 SECURE_HSTS_SECONDS = 31536000 if HTTPS else 0
@@ -67,7 +71,6 @@ INSTALLED_APPS = [
     "playground.accounts",
     "playground.connections",
     "playground.catalog",
-    "playground.localapi",
     "playground.chat",
     "playground.rerank",
     "playground.speech",
@@ -76,6 +79,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "playground.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -85,6 +89,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "playground.connections.middleware.UnreadableKeyMiddleware",
 ]
 
 ROOT_URLCONF = "playground.urls"
@@ -118,20 +123,58 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 20,
         "transaction_mode": "IMMEDIATE",
     }
+# PostgreSQL connections per server process: every request in flight and every background thread holds one,
+# so a burst of requests waits for a free one (up to 30 s) instead of exceeding the server's max_connections.
+# 0 turns the pool off (one connection per thread, closed after each request). See docs/operations.md.
+DB_POOL = int(os.environ.get("PLAYGROUND_DB_POOL", "20"))
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL:
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": DB_POOL, "timeout": 30}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
+# Connections per server process to Redis (see docs/operations.md, "Redis pool").
+REDIS_POOL = int(os.environ.get("PLAYGROUND_REDIS_POOL", "1000"))
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             # redis-py 8 defaults socket_timeout to 5 s, which aborts the layer's blocking BZPOPMIN
             # (channels_redis#422): every idle websocket would crash after 5 s. No timeout, as before 8.
-            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": None}], "capacity": 1500, "expiry": 30},
+            # The pool bounds the Redis commands in flight at once in this process (each live generation
+            # publishes, each websocket joins and leaves groups); past it redis-py raises MaxConnectionsError
+            # rather than wait. redis-py's default, 100, runs out at about 100 concurrent streams.
+            "CONFIG": {
+                "hosts": [
+                    {
+                        "address": REDIS_URL,
+                        "socket_timeout": None,
+                        "socket_connect_timeout": 3,
+                        "max_connections": REDIS_POOL,
+                    }
+                ],
+                "capacity": 1500,
+                "expiry": 30,
+            },
         }
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1500}}}
+
+# The cache holds the login and sign-up throttles: Redis when configured (shared by every process), else
+# per process memory.
+if REDIS_URL:
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL, "KEY_PREFIX": "pg"}
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# Throttles (accounts/throttle.py): failed logins per address and per account, sign-ups per address, per window.
+LOGIN_FAILURE_LIMIT = int(os.environ.get("PLAYGROUND_LOGIN_FAILURES", "10"))
+SIGNUP_LIMIT = int(os.environ.get("PLAYGROUND_SIGNUPS_PER_IP", "10"))
+THROTTLE_WINDOW = int(os.environ.get("PLAYGROUND_THROTTLE_WINDOW", "900"))
+# Behind a proxy, the header that carries the client's address (its last hop is used), e.g. X-Forwarded-For.
+CLIENT_IP_HEADER = os.environ.get("PLAYGROUND_CLIENT_IP_HEADER", "")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -176,6 +219,13 @@ ENCRYPTION_KEYS = env_list("PLAYGROUND_ENCRYPTION_KEYS") or [
 ALLOWED_UPSTREAM_HOSTS = env_list("PLAYGROUND_ALLOWED_UPSTREAM_HOSTS")
 
 # The embedded local API on this same server; the built-in Local connection points here.
+# LOCAL_API=off leaves it out (no /local/v1, no Local connection): the playground then reaches only the
+# providers users add. The playground mints each user's local key only through LOCAL_API_KEY_MINTER, a
+# function `mint(label, replaces=None) -> raw key` (see playground/localapi/keys.py).
+LOCAL_API = env_bool("LOCAL_API", True)
+if LOCAL_API:
+    INSTALLED_APPS.insert(INSTALLED_APPS.index("playground.catalog") + 1, "playground.localapi")
+LOCAL_API_KEY_MINTER = "playground.localapi.keys.mint" if LOCAL_API else ""
 PORT = int(os.environ.get("PORT", "8000"))
 LOCAL_API_BASE_URL = os.environ.get("LOCAL_API_BASE_URL", f"http://127.0.0.1:{PORT}/local/v1")
 LOCAL_API_KEYS = env_list("LOCAL_API_KEYS")
@@ -191,6 +241,12 @@ UPSTREAM_CONNECT_TIMEOUT = float(os.environ.get("PLAYGROUND_UPSTREAM_CONNECT_TIM
 UPSTREAM_MAX_CONNECTIONS = int(os.environ.get("PLAYGROUND_UPSTREAM_MAX_CONNECTIONS", "500"))
 # Benchmarks only: chat deltas carry `t`, the wall-clock time their first upstream chunk reached the server.
 DEBUG_RELAY_TIMING = env_bool("DEBUG_RELAY_TIMING")
+
+# Background work (playground/lib/detached.py): every server process stamps the rows of its running
+# generations, clips and batches every HEARTBEAT seconds; a row still running whose stamp is older than
+# STALE seconds lost its process and is ended as interrupted (batches are taken over instead).
+BACKGROUND_HEARTBEAT_SECONDS = float(os.environ.get("PLAYGROUND_HEARTBEAT_SECONDS", "2"))
+BACKGROUND_STALE_SECONDS = float(os.environ.get("PLAYGROUND_STALE_SECONDS", "10"))
 
 LOGGING = {
     "version": 1,

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 
@@ -6,9 +7,14 @@ urlpatterns = [
     path("accounts/", include("playground.accounts.urls")),
     path("connections/", include("playground.connections.urls")),
     path("catalog/", include("playground.catalog.urls")),
-    path("local/v1/", include("playground.localapi.urls")),
     path("rerank/", include("playground.rerank.urls")),
     path("speech/", include("playground.speech.urls")),
     path("batches/", include("playground.batches.urls")),
     path("", include("playground.chat.urls")),
 ]
+
+if settings.LOCAL_API:
+    urlpatterns.insert(-1, path("local/v1/", include("playground.localapi.urls")))
+
+# Words (and a 503 when the database is down) instead of a bare 500.
+handler500 = "playground.lib.errors.server_error"

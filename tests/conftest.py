@@ -20,6 +20,10 @@ from django.test import Client
 from playground import devserver
 from playground.devserver import free_port
 from playground.devserver import stop as stop_server
+from tests.fakeprovider.server import FakeProvider
+
+# The test process imports playground.asgi before its test database exists; live servers check at boot.
+os.environ.setdefault("PLAYGROUND_BOOT_CHECKS", "off")
 
 LOCAL_API_TEST_KEY = "sk-local-test-0123456789abcdef"
 PASSWORD = "correct-horse-battery-staple"
@@ -65,6 +69,7 @@ def server_env(port: int, **extra: str) -> dict[str, str]:
         "SECRET_KEY": settings.SECRET_KEY,
         "PLAYGROUND_DATA_DIR": str(settings.DATA_DIR),
         "PYTHONUNBUFFERED": "1",
+        "PLAYGROUND_BOOT_CHECKS": "on",
     }
     # The browser tests' process needs this; the server must keep Django's async safety checks.
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
@@ -187,3 +192,29 @@ def fresh_channel_layer():
     channel_layers.backends.clear()
     yield
     channel_layers.backends.clear()
+
+
+@pytest.fixture(scope="session")
+def fake_openai_server():
+    server = FakeProvider().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fake_openai(fake_openai_server):
+    """The independent OpenAI-compatible fake (tests/fakeprovider), its switches and request log reset."""
+    fake_openai_server.reset()
+    yield fake_openai_server
+    fake_openai_server.reset()
+
+
+@pytest.fixture(autouse=True)
+def fresh_throttles():
+    """Failed logins and sign-ups of earlier tests (and runs, with a Redis cache) do not block this one."""
+    from playground.accounts import throttle
+
+    for action in ("login", "signup"):
+        for username in ("alice", "bob", "carol"):
+            throttle.forget(action, ip="127.0.0.1", username=username)
+    yield

@@ -122,7 +122,9 @@ class BatchForm(forms.Form):
             key = key.strip()
             if not key and not value:
                 continue
-            if not key:
+            if "\x00" in key + value:
+                errors.append(f"metadata: row {number} contains a NUL character (\\u0000), which is not allowed.")
+            elif not key:
                 errors.append(f"metadata: row {number} has a value but no key.")
             elif len(key) > METADATA_MAX_KEY:
                 errors.append(

@@ -4,7 +4,7 @@ from asgiref.sync import async_to_sync
 from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_POST, require_safe
 
 from playground.batches import services
 from playground.batches.forms import BatchForm
@@ -107,7 +107,7 @@ def results(request, pk):
     return render(request, "batches/results.html", {**context, "answered": answered, "failed": failed})
 
 
-@require_GET
+@require_safe
 def download(request, pk, kind):
     batch = get_batch(request, pk)
     file_id = {"output": batch.output_file_id, "errors": batch.error_file_id}.get(kind)

@@ -2,7 +2,7 @@
 
 from django import forms
 
-from playground.catalog.models import CatalogModel
+from playground.catalog.models import KINDS, CatalogModel
 from playground.connections.models import Connection
 
 
@@ -54,3 +54,85 @@ class ModelPickerForm(forms.Form):
 
     def _wanted(self, name: str):
         return self.data.get(name) if self.is_bound else self.initial.get(name)
+
+
+class AddModelForm(forms.Form):
+    """A model id typed by hand (for providers without GET /models, or ids they do not list)."""
+
+    model_id = forms.CharField(
+        label="Model id",
+        max_length=200,
+        error_messages={"required": "model_id: type the id the provider uses, e.g. acme/chat-large."},
+    )
+    kind = forms.ChoiceField(label="Kind", choices=[("", "Guess from the id"), *KINDS], required=False)
+
+    def clean_model_id(self):
+        model_id = self.cleaned_data["model_id"].strip()
+        if not model_id or any(c.isspace() for c in model_id):
+            raise forms.ValidationError("model_id: an id has no spaces (e.g. acme/chat-large).")
+        return model_id
+
+
+OVERRIDE_FLAGS = [
+    "vision",
+    "audio",
+    "video",
+    "pdf",
+    "tools",
+    "thinking",
+    "thinking_budget",
+    "reasoning_effort",
+    "min_p",
+    "top_k",
+]
+MAX_CONTEXT = 10_000_000
+
+
+class OverrideForm(forms.ModelForm):
+    """What a model of one connection can do, as the user corrects it (kept across refreshes)."""
+
+    context_window = forms.IntegerField(label="Context window (tokens)", min_value=1, max_value=MAX_CONTEXT)
+    max_output = forms.IntegerField(label="Max output (tokens)", min_value=1, max_value=MAX_CONTEXT)
+
+    class Meta:
+        model = CatalogModel
+        fields = ["kind", *OVERRIDE_FLAGS, "context_window", "max_output"]
+        labels = {
+            "vision": "Images",
+            "audio": "Audio",
+            "video": "Video",
+            "pdf": "PDF",
+            "tools": "Tools (function calling)",
+            "thinking": "enable_thinking",
+            "thinking_budget": "thinking_budget",
+            "reasoning_effort": "reasoning_effort",
+            "min_p": "min_p",
+            "top_k": "top_k",
+        }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in ("context_window", "max_output"):
+            self.fields[name].error_messages.update(
+                {
+                    "min_value": f"{name}: must be at least 1 token.",
+                    "max_value": f"{name}: must be at most {MAX_CONTEXT} tokens.",
+                    "required": f"{name}: enter a number of tokens (at least 1).",
+                    "invalid": f"{name}: enter a whole number of tokens.",
+                }
+            )
+
+    def clean(self):
+        cleaned = super().clean()
+        window, output = cleaned.get("context_window"), cleaned.get("max_output")
+        if window and output and output > window:
+            self.add_error("max_output", f"max_output: must be at most the context window ({window} tokens).")
+        return cleaned
+
+    def apply_to(self, entry: CatalogModel) -> CatalogModel:
+        """Write the values onto the connection's own entry and remember which ones the user changed."""
+        for name in self.Meta.fields:
+            setattr(entry, name, self.cleaned_data[name])
+        entry.edited = sorted(set(entry.edited or []) | set(self.changed_data))
+        entry.save()
+        return entry

@@ -1,7 +1,13 @@
 from django.db import models
 from django.db.models import Q
 
-KINDS = [("chat", "Chat"), ("rerank", "Rerank"), ("speech", "Speech")]
+KINDS = [
+    ("chat", "Chat"),
+    ("rerank", "Rerank"),
+    ("speech", "Speech"),
+    ("embedding", "Embedding"),
+    ("image", "Image generation"),
+]
 SCOPES = [("local", "Local API"), ("hosted", "Hosted providers"), ("connection", "One connection")]
 
 # The capability flags a model may declare; the parameter panels read them (see catalog/params.py).
@@ -16,6 +22,7 @@ CAPABILITIES = [
     "thinking_budget",
     "reasoning_effort",
     "min_p",
+    "top_k",
     "tools",
     "rerank_instruction",
     "rerank_chunking",
@@ -23,17 +30,30 @@ CAPABILITIES = [
 
 
 class CatalogModelQuerySet(models.QuerySet):
-    def for_connection(self, connection, kind: str | None = None):
-        """Models offered on a connection: its own refreshed entries, else the seeded ones of its scope."""
-        scope = "local" if connection.is_local else "hosted"
+    def for_connection(self, connection, kind: str | None = None, *, unavailable: bool = False):
+        """Models offered on a connection (its pickers): what its provider listed or the user added.
+
+        The Local connection also sees the seeded local entries it has no own entry for (they are exactly what
+        the local API lists); a hosted connection never sees the seeded well-known ids, which only lend their
+        capability facts to a refresh. Models the provider stopped listing are left out unless `unavailable`.
+        """
         own = self.filter(connection=connection, enabled=True)
+        offered = own if unavailable else own.filter(available=True)
         if kind:
-            own = own.filter(kind=kind)
-        own_ids = own.values_list("model_id", flat=True)
-        seeded = self.filter(connection=None, scope=scope, enabled=True).exclude(model_id__in=own_ids)
+            offered = offered.filter(kind=kind)
+        if not connection.is_local:
+            return offered.order_by("kind", "model_id")
+        seeded = self.filter(connection=None, scope="local", enabled=True).exclude(
+            model_id__in=own.values_list("model_id", flat=True)
+        )
         if kind:
             seeded = seeded.filter(kind=kind)
-        return self.filter(Q(pk__in=own.values("pk")) | Q(pk__in=seeded.values("pk"))).order_by("kind", "model_id")
+        return self.filter(Q(pk__in=offered.values("pk")) | Q(pk__in=seeded.values("pk"))).order_by("kind", "model_id")
+
+    def known_facts(self, connection):
+        """The seeded entries whose capability facts apply to ids this connection lists, by model id."""
+        scope = "local" if connection.is_local else "hosted"
+        return {entry.model_id: entry for entry in self.filter(connection=None, scope=scope)}
 
 
 class CatalogModel(models.Model):
@@ -48,6 +68,9 @@ class CatalogModel(models.Model):
     label = models.CharField(max_length=200, blank=True)
     description = models.CharField(max_length=500, blank=True)
     enabled = models.BooleanField(default=True)
+    available = models.BooleanField(default=True, help_text="Still listed by the provider (or added by hand).")
+    added_by_hand = models.BooleanField(default=False)
+    edited = models.JSONField(default=list, blank=True, help_text="Fields the user overrode; a refresh keeps them.")
 
     text = models.BooleanField(default=True)
     vision = models.BooleanField(default=False)
@@ -59,6 +82,7 @@ class CatalogModel(models.Model):
     thinking_budget = models.BooleanField(default=False)
     reasoning_effort = models.BooleanField(default=False)
     min_p = models.BooleanField(default=False)
+    top_k = models.BooleanField(default=False, help_text="Accepts top_k (not an OpenAI parameter).")
     tools = models.BooleanField(default=False)
     rerank_instruction = models.BooleanField(default=False)
     rerank_chunking = models.BooleanField(default=False, help_text="Supports max_chunks_per_doc and overlap_tokens.")

@@ -24,14 +24,16 @@ class Param:
     step: float | None = None
     group: str = "Sampling"
     advanced: bool = False
+    always: bool = False  # sent in every request (stream), not only when the user set it
     extra: dict = field(default_factory=dict)
 
     def supported_by(self, model) -> bool:
-        return model is None or model.supports(self.requires)
+        # A model the catalog does not know gets no parameter that needs a capability.
+        return model.supports(self.requires) if model is not None else self.requires is None
 
 
 CHAT_PARAMS = [
-    Param("stream", "bool", "Stream tokens as they are generated.", default=True, group="Output"),
+    Param("stream", "bool", "Stream tokens as they are generated.", default=True, group="Output", always=True),
     Param(
         "max_tokens",
         "int",
@@ -43,7 +45,15 @@ CHAT_PARAMS = [
     ),
     Param("temperature", "float", "Randomness of the answer.", minimum=0, maximum=2, default=0.7, step=0.05),
     Param("top_p", "float", "Nucleus sampling.", minimum=0, maximum=1, default=0.7, step=0.05),
-    Param("top_k", "int", "Sample from the k most likely tokens.", minimum=0, maximum=100, default=50),
+    Param(
+        "top_k",
+        "int",
+        "Sample from the k most likely tokens (not an OpenAI parameter).",
+        minimum=0,
+        maximum=100,
+        default=50,
+        requires="top_k",
+    ),
     Param(
         "min_p",
         "float",
@@ -179,32 +189,57 @@ class StopsField(forms.CharField):
         return stops
 
 
-def form_field(param: Param) -> forms.Field:
+class SwitchField(forms.TypedChoiceField):
+    """A switch that may also be left to the provider: "", "true" or "false" (a checkbox's "on" means true)."""
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        return {"on": "true", "off": "false"}.get(value, value)
+
+
+def form_field(param: Param, *, placeholders: bool = False) -> forms.Field:
+    """The form field of a parameter. With `placeholders`, the spec's default is shown, not filled in: a field
+    left empty is not sent, and switches and choices get a "provider default" option."""
     label = param.name
     common = {"label": label, "required": False, "help_text": param.help}
+    initial = None if placeholders and not param.always else param.default
+    default = "" if param.default is None else _num(param.default) if param.kind in ("int", "float") else param.default
     if param.kind == "bool":
+        if initial is None and placeholders:
+            said = "on" if param.default else "off"
+            return SwitchField(
+                choices=[("", f"provider default ({said})"), ("true", "on"), ("false", "off")],
+                coerce=lambda value: value == "true",
+                empty_value=None,
+                **common,
+            )
         return forms.BooleanField(initial=param.default, **common)
-    if param.kind == "int":
-        return forms.IntegerField(min_value=param.minimum, max_value=param.maximum, initial=param.default, **common)
-    if param.kind == "float":
-        field_ = forms.FloatField(min_value=param.minimum, max_value=param.maximum, initial=param.default, **common)
-        field_.widget.attrs["step"] = param.step or "any"
+    if param.kind in ("int", "float"):
+        kind = forms.IntegerField if param.kind == "int" else forms.FloatField
+        field_ = kind(min_value=param.minimum, max_value=param.maximum, initial=initial, **common)
+        if param.kind == "float":
+            field_.widget.attrs["step"] = param.step or "any"
+        if placeholders:
+            field_.widget.attrs["placeholder"] = default or "default"
         return field_
     if param.kind == "choice":
-        return forms.ChoiceField(choices=[(c, c) for c in param.choices], initial=param.default, **common)
+        choices = [(c, c) for c in param.choices]
+        if placeholders:
+            choices.insert(0, ("", f"provider default ({default})" if default else "provider default"))
+        return forms.ChoiceField(choices=choices, initial=initial, **common)
     if param.kind == "stops":
         return StopsField(max_items=param.extra.get("max_items", 4), **common)
-    return forms.CharField(initial=param.default, **common)
+    return forms.CharField(initial=initial, **common)
 
 
 class ParamsForm(forms.Form):
     """Validates parameters with messages that name the field and the limit."""
 
-    def __init__(self, *args, params: list[Param], **kwargs):
+    def __init__(self, *args, params: list[Param], placeholders: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
         self.params = params
         for param in params:
-            field_ = form_field(param)
+            field_ = form_field(param, placeholders=placeholders)
             field_.error_messages.update(
                 {
                     "min_value": f"{param.name}: must be at least {_num(param.minimum)}.",
@@ -228,8 +263,11 @@ class ParamsForm(forms.Form):
         values = {}
         for param in self.params:
             value = self.cleaned_data.get(param.name)
-            if param.kind == "bool":
+            if param.kind == "bool" and isinstance(self.fields[param.name], forms.BooleanField):
                 values[param.name] = bool(value)
+            elif param.kind == "bool":
+                if value is not None:
+                    values[param.name] = value
             elif param.kind == "stops":
                 if value:
                     values[param.name] = value
@@ -249,5 +287,5 @@ def params_for(model, params: list[Param]) -> list[Param]:
     return [param for param in params if param.supported_by(model)]
 
 
-def params_form(model, params: list[Param], data=None, initial=None) -> ParamsForm:
-    return ParamsForm(data, initial=initial, params=params_for(model, params))
+def params_form(model, params: list[Param], data=None, initial=None, *, placeholders=False) -> ParamsForm:
+    return ParamsForm(data, initial=initial, params=params_for(model, params), placeholders=placeholders)

@@ -7,4 +7,6 @@ app_name = "catalog"
 urlpatterns = [
     path("<int:connection_pk>/", views.index, name="index"),
     path("<int:connection_pk>/refresh/", views.refresh, name="refresh"),
+    path("<int:connection_pk>/add/", views.add, name="add"),
+    path("<int:connection_pk>/models/<int:pk>/", views.edit, name="edit"),
 ]

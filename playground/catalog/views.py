@@ -1,17 +1,36 @@
 from asgiref.sync import async_to_sync
 from django.contrib import messages
+from django.db.models import Q
+from django.http import Http404
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
+from playground.catalog.forms import AddModelForm, OverrideForm
 from playground.catalog.models import CatalogModel
-from playground.catalog.services import refresh_models
+from playground.catalog.services import add_by_hand, own_entry, refresh_models
 from playground.connections.models import get_connection
 
 
-def index(request, connection_pk):
+def get_model(connection, pk) -> CatalogModel:
+    """A model of this connection (its own entry, or a seeded one it sees), or 404."""
+    visible = (
+        Q(connection=connection) | Q(connection=None, scope="local")
+        if connection.is_local
+        else Q(connection=connection)
+    )
+    model = CatalogModel.objects.filter(visible, pk=pk).first()
+    if model is None:
+        raise Http404("No such model on this connection.")
+    return model
+
+
+def index(request, connection_pk, add_form=None):
     connection = get_connection(request, connection_pk)
-    models = CatalogModel.objects.for_connection(connection)
-    return render(request, "catalog/index.html", {"connection": connection, "models": models})
+    models = CatalogModel.objects.for_connection(connection, unavailable=True)
+    context = {"connection": connection, "models": models, "add_form": add_form or AddModelForm()}
+    return render(request, "catalog/index.html", context)
 
 
 @require_POST
@@ -20,3 +39,32 @@ def refresh(request, connection_pk):
     message, ok = async_to_sync(refresh_models)(connection)
     (messages.success if ok else messages.warning)(request, message)
     return redirect("catalog:index", connection.pk)
+
+
+@require_POST
+def add(request, connection_pk):
+    connection = get_connection(request, connection_pk)
+    form = AddModelForm(request.POST)
+    if not form.is_valid():
+        return index(request, connection_pk, add_form=form)
+    entry = add_by_hand(connection, form.cleaned_data["model_id"], form.cleaned_data["kind"])
+    messages.success(
+        request,
+        f"{entry.model_id} added as a {entry.kind} model. If the provider does not know it, using it shows "
+        "the provider's error.",
+    )
+    return redirect("catalog:index", connection.pk)
+
+
+@require_http_methods(["GET", "POST"])
+def edit(request, connection_pk, pk):
+    connection = get_connection(request, connection_pk)
+    model = get_model(connection, pk)
+    form = OverrideForm(request.POST or None, instance=model)
+    if request.method == "POST" and form.is_valid():
+        entry = form.apply_to(own_entry(connection, CatalogModel.objects.get(pk=model.pk)))
+        messages.success(request, f"{entry.model_id} saved for {connection.name}.")
+        url = reverse("catalog:index", args=[connection.pk])
+        return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+    template = "catalog/edit.html#override-form" if request.htmx else "catalog/edit.html"
+    return render(request, template, {"connection": connection, "model": model, "form": form})

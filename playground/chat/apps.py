@@ -3,3 +3,10 @@ from django.apps import AppConfig
 
 class ChatConfig(AppConfig):
     name = "playground.chat"
+
+    def ready(self):
+        from playground.chat import services
+        from playground.lib import detached
+
+        detached.register_kind(services.KIND, beat=services.beat, sweep=services.sweep)
+        detached.start_runner()

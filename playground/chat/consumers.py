@@ -27,7 +27,6 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self.accept()
             await self.close(code=4404)
             return
-        await database_sync_to_async(services.recover_once)()
         self.group = services.conversation_group(self.conversation_id)
         # Join the group before accepting: once the client sees the socket open, no delta can pass it by.
         await self.channel_layer.group_add(self.group, self.channel_name)

@@ -1,4 +1,3 @@
-import json
 import mimetypes
 import re
 from dataclasses import dataclass
@@ -6,6 +5,7 @@ from dataclasses import dataclass
 from django import forms
 from django.core.validators import MaxValueValidator
 
+from playground import inputs
 from playground.catalog.params import CHAT_PARAMS, ParamsForm, params_for, params_form
 from playground.chat.models import CONTEXT_POLICIES
 
@@ -44,13 +44,17 @@ class SettingsForm(forms.Form):
 
 
 def stored_to_data(params: list, values: dict) -> dict:
-    """Form data (as a browser would post it) for stored parameter values, defaults filling the gaps."""
+    """Form data (as a browser would post it) for stored parameter values; what the user never set stays empty
+    (only parameters sent in every request, like stream, take their default)."""
     data = {}
     for param in params:
-        value = values.get(param.name, param.default)
-        if param.kind == "bool":
+        value = values.get(param.name, param.default if param.always else None)
+        if param.kind == "bool" and param.always:
             if value:
                 data[param.name] = "on"
+        elif param.kind == "bool":
+            if value is not None:
+                data[param.name] = "true" if value else "false"
         elif param.kind == "stops":
             data[param.name] = "\n".join(value or [])
         elif value is not None:
@@ -65,7 +69,7 @@ def chat_params_form(model, data=None, *, stored: dict | None = None) -> ParamsF
     """
     if data is None:
         data = stored_to_data(params_for(model, CHAT_PARAMS), stored or {})
-    form = params_form(model, CHAT_PARAMS, data)
+    form = params_form(model, CHAT_PARAMS, data, placeholders=True)
     if model is not None and "max_tokens" in form.fields and model.max_output:
         field = form.fields["max_tokens"]
         field.validators.append(MaxValueValidator(model.max_output))
@@ -79,7 +83,7 @@ def stored_values(form: ParamsForm) -> dict:
     values = {}
     for param in form.params:
         value = form.cleaned_data.get(param.name)
-        values[param.name] = bool(value) if param.kind == "bool" else value
+        values[param.name] = bool(value) if param.kind == "bool" and param.always else value
     return values
 
 
@@ -92,7 +96,9 @@ def parse_tools(text: str) -> list:
     if not text.strip():
         return []
     try:
-        tools = json.loads(text)
+        tools = inputs.loads(text, field="tools")
+    except inputs.InputError as exc:
+        raise forms.ValidationError(f"{exc}.") from None
     except ValueError as exc:
         raise forms.ValidationError(f"tools: not valid JSON ({exc}).") from None
     if not isinstance(tools, list):
@@ -221,6 +227,11 @@ def _clean_upload(upload, model) -> Upload:
         content_type = sniffed
     elif kind == "pdf" and not data.startswith(b"%PDF-"):
         raise forms.ValidationError(f"attachments: {name} is not a PDF file.")
+    elif kind in ("audio", "video"):
+        try:
+            content_type = inputs.probe_media(data, content_type)
+        except inputs.InputError as exc:
+            raise forms.ValidationError(f"attachments: {name} is not {kind} of an accepted type: {exc}.") from None
     return Upload(kind=kind, content_type=content_type, name=name[:255], size=len(data), data=data)
 
 

@@ -7,6 +7,7 @@ from django.db.models import Q
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from django.utils.functional import cached_property
 
 TITLE_LENGTH = 60
@@ -23,7 +24,8 @@ class ConversationQuerySet(models.QuerySet):
 
     def search(self, query: str):
         """Conversations whose title or any message contains the query (case-insensitive)."""
-        query = query.strip()
+        # PostgreSQL refuses NUL in a query parameter; no text can contain one anyway.
+        query = query.replace("\x00", "").strip()[:500]
         if not query:
             return self
         matching = Message.objects.filter(content__icontains=query).values("conversation_id")
@@ -148,6 +150,11 @@ class Message(models.Model):
     @property
     def is_streaming(self) -> bool:
         return self.status == self.STREAMING
+
+    @property
+    def waited_seconds(self) -> int:
+        """Seconds since the answer was asked for (the composer's "waiting for the first token" counter)."""
+        return max(0, int((timezone.now() - self.created).total_seconds())) if self.created else 0
 
     @cached_property
     def html(self) -> str:

@@ -13,81 +13,7 @@ import nh3
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 
-# Highlighting: a tiny tokenizer per language family (comments, strings, numbers, keywords, function names).
-_C_KEYWORDS = (
-    "break case catch class const continue default do else enum export extends false finally for func function "
-    "go if impl import in instanceof interface let match mod mut new nil null package private protected pub public "
-    "return self static struct super switch this throw throws true try type typeof use var void while yield async "
-    "await fn loop where trait defer chan map range select goto sizeof typedef union unsigned signed int long char "
-    "float double bool boolean string auto final abstract override val fun when object namespace using include"
-)
-_PY_KEYWORDS = (
-    "and as assert async await break class continue def del elif else except False finally for from global if "
-    "import in is lambda None nonlocal not or pass raise return True try while with yield match case self print"
-)
-_SH_KEYWORDS = (
-    "if then else elif fi for while until do done case esac in function return local export echo exit set unset "
-    "source alias cd sudo"
-)
-_SQL_KEYWORDS = (
-    "select from where and or not insert into values update set delete create table drop alter index on join "
-    "left right inner outer full group by order having limit offset as distinct union all null is in like between "
-    "case when then else end primary key foreign references default exists count sum avg min max with returning"
-)
-_RUBY_KEYWORDS = "def end if elsif else unless while until do class module return yield nil true false self require"
-
-_STRINGS = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
-_NUMBER = r"\b(?:0[xX][0-9a-fA-F_]+|\d[\d_]*(?:\.\d+)?(?:[eE][+-]?\d+)?)\b"
-
-_FAMILIES = {
-    "c": (r"//[^\n]*|/\*[\s\S]*?\*/", _STRINGS + r"|`(?:[^`\\]|\\.)*`", _C_KEYWORDS, False),
-    "python": (r"#[^\n]*", r"\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|" + _STRINGS, _PY_KEYWORDS, False),
-    "shell": (r"(?<![\w$])#[^\n]*", _STRINGS, _SH_KEYWORDS, False),
-    "sql": (r"--[^\n]*|/\*[\s\S]*?\*/", _STRINGS, _SQL_KEYWORDS, True),
-    "ruby": (r"#[^\n]*", _STRINGS, _RUBY_KEYWORDS, False),
-    "json": (r"(?!x)x", r"\"(?:[^\"\\\n]|\\.)*\"", "true false null", False),
-    "yaml": (r"(?<!\S)#[^\n]*", _STRINGS, "true false null yes no", False),
-}
-_LANGUAGES = {
-    "python": "python", "py": "python", "python3": "python", "pycon": "python",
-    "js": "c", "javascript": "c", "jsx": "c", "ts": "c", "typescript": "c", "tsx": "c", "mjs": "c",
-    "java": "c", "c": "c", "h": "c", "cpp": "c", "c++": "c", "cc": "c", "cs": "c", "csharp": "c", "go": "c",
-    "golang": "c", "rust": "c", "rs": "c", "swift": "c", "kotlin": "c", "kt": "c", "php": "c", "scala": "c",
-    "dart": "c", "css": "c", "scss": "c",
-    "sh": "shell", "bash": "shell", "shell": "shell", "zsh": "shell", "console": "shell",
-    "sql": "sql", "postgresql": "sql", "mysql": "sql", "sqlite": "sql",
-    "rb": "ruby", "ruby": "ruby",
-    "json": "json", "jsonc": "c", "yaml": "yaml", "yml": "yaml", "toml": "yaml", "ini": "yaml",
-}  # fmt: skip
-
-
-def _compile(family: str) -> re.Pattern:
-    comment, strings, keywords, nocase = _FAMILIES[family]
-    words = "|".join(re.escape(word) for word in keywords.split())
-    return re.compile(
-        rf"(?P<com>{comment})|(?P<str>{strings})|(?P<num>{_NUMBER})|(?P<kw>\b(?:{words})\b)"
-        r"|(?P<fn>\b[A-Za-z_]\w*(?=\())",
-        re.IGNORECASE if nocase else 0,
-    )
-
-
-_PATTERNS = {family: _compile(family) for family in _FAMILIES}
-
-
-def highlight(code: str, language: str) -> str:
-    """Escaped `code` with .tok-* spans for comments, strings, numbers, keywords and function names."""
-    family = _LANGUAGES.get(language.lower())
-    if family is None:
-        return escapeHtml(code)
-    out = []
-    position = 0
-    for match in _PATTERNS[family].finditer(code):
-        out.append(escapeHtml(code[position : match.start()]))
-        out.append(f'<span class="tok-{match.lastgroup}">{escapeHtml(match.group())}</span>')
-        position = match.end()
-    out.append(escapeHtml(code[position:]))
-    return "".join(out)
-
+from playground.chat.highlighting import TOKEN_CLASSES, highlight
 
 # Markdown
 _LANGUAGE_NAME = re.compile(r"^[\w#+.-]{1,32}$")
@@ -170,7 +96,7 @@ _cleaner = nh3.Cleaner(
         "button": {"type", "data-src", "data-copy-code", "title"},
     },
     allowed_classes={
-        "span": {"tok-com", "tok-str", "tok-num", "tok-kw", "tok-fn", "code-lang", "image-host"},
+        "span": TOKEN_CLASSES | {"code-lang", "image-host"},
         "div": {"code-block", "code-head"},
         "button": {"copy-button", "image-placeholder"},
     },

@@ -9,7 +9,6 @@ a snapshot (to join mid-stream without gap or duplicate) or tell it to stop.
 
 import asyncio
 import base64
-import contextvars
 import logging
 import time
 from contextlib import suppress
@@ -30,6 +29,7 @@ from playground.chat.forms import KIND_ADVICE, Upload, accepted_kinds, chat_para
 from playground.chat.models import Attachment, Conversation, Message, attachment_name
 from playground.chat.rendering import BlockRenderer
 from playground.connections.models import Connection, ensure_local_connection
+from playground.lib import detached
 from playground.upstream import client
 from playground.upstream.client import Endpoint
 from playground.upstream.errors import UpstreamError
@@ -40,11 +40,12 @@ MAX_MESSAGES = 10  # spec 8: 1 to 10 messages per request
 FRAME = 0.02  # deltas within one frame are merged into one websocket message
 FLUSH_EVERY = 1.0  # seconds between database flushes of a running answer
 SNAPSHOT_TIMEOUT = 1.0  # how long a subscriber waits for the generator before reading the database
-STALE_AFTER = timedelta(seconds=10)  # a streaming message whose heartbeat is older has lost its process
 CHARS_PER_TOKEN = 4
 # The content part that carries each kind of attachment (spec 2.4): the OCR model takes PDFs through image_url.
 PART_TYPES = {"image": "image_url", "pdf": "image_url", "audio": "audio_url", "video": "video_url"}
 PREVIEW_BYTES = 24  # the Request tab shows the first 32 base64 characters of an attachment, then its size
+KIND = "chat"  # generations in the background-work registry (playground/lib/detached.py), keyed by message pk
+LIVE_LOST_NOTICE = "This tab may have missed live deltas; the saved answer is complete."
 
 
 def conversation_group(pk: int) -> str:
@@ -73,15 +74,12 @@ def selected_model(conversation: Conversation) -> CatalogModel | None:
     cached = getattr(conversation, "_selected_model", None)
     if cached is None or cached[0] != key:
         if conversation.model_id:
-            # for_connection narrowed to one id, without its subqueries: the connection's own enabled entry
-            # wins over the seeded one of its scope.
-            scope = "local" if connection.is_local else "hosted"
-            rows = CatalogModel.objects.filter(
-                Q(connection=connection) | Q(connection=None, scope=scope),
-                model_id=conversation.model_id,
-                kind="chat",
-                enabled=True,
-            )
+            # for_connection narrowed to one id, without its subqueries: the connection's own entry wins over
+            # the seeded one (the Local connection's only), and one the provider stopped listing still counts.
+            visible = Q(connection=connection)
+            if connection.is_local:
+                visible |= Q(connection=None, scope="local")
+            rows = CatalogModel.objects.filter(visible, model_id=conversation.model_id, kind="chat", enabled=True)
             model = min(rows, key=lambda row: row.connection_id is None, default=None)
         else:
             model = CatalogModel.objects.for_connection(connection, kind="chat").first()
@@ -159,6 +157,7 @@ def build_request(
     next_attachments: list[Upload] = (),
     params: dict | None = None,
     preview: bool = False,
+    connection: Connection | None = None,
 ) -> ChatRequest:
     """The exact JSON body for the next request: never earlier reasoning, at most 10 messages, supported params.
 
@@ -169,6 +168,9 @@ def build_request(
     form = chat_params_form(model, stored=conversation.params if params is None else params)
     errors = [] if form.is_valid() else [e for errs in form.errors.values() for e in errs]
     values = form.request_values() if not errors else {}
+    # Usage on streamed answers is opt-in for OpenAI-style providers; the connection forgets it if refused.
+    if values.get("stream") and (connection or connection_for(conversation)).include_usage:
+        values["stream_options"] = {"include_usage": True}
     if values.get("enable_thinking") is False:
         values.pop("thinking_budget", None)
         values.pop("reasoning_effort", None)
@@ -244,9 +246,9 @@ def build_request(
 
 def preview_request(conversation: Conversation, next_user: str = "") -> ChatRequest:
     connection = connection_for(conversation)
-    model = pick_model(chat_models(connection), conversation.model_id)
+    model = pick_model(chat_models(connection), conversation.model_id) or selected_model(conversation)
     history = list(conversation.messages.prefetch_related("attachments"))
-    return build_request(conversation, model, history, next_user=next_user or "…", preview=True)
+    return build_request(conversation, model, history, next_user=next_user or "…", preview=True, connection=connection)
 
 
 # ---------------------------------------------------------------- starting a turn
@@ -262,13 +264,15 @@ class Turn:
     headers: dict = field(default_factory=dict)
     generation: "Generation | None" = None
     assistant_html: str = ""
+    replaces: Message | None = None
+    limits: "Limits | None" = None
 
 
 def launcher(loop: asyncio.AbstractEventLoop, headers: dict | None = None):
     """For prepare_turn (which runs in a thread): start a generation on `loop` at once, bound to its row later."""
 
-    def launch(endpoint: Endpoint, body: dict) -> Generation:
-        generation = Generation(endpoint, body, headers=headers, loop=loop)
+    def launch(endpoint: Endpoint, body: dict, limits: "Limits | None" = None) -> Generation:
+        generation = Generation(endpoint, body, headers=headers, loop=loop, limits=limits)
         loop.call_soon_threadsafe(generation.begin)
         return generation
 
@@ -285,7 +289,8 @@ def prepare_turn(
 ) -> Turn:
     """Save the user message (when given) and the assistant placeholder, and build the request (sync code).
 
-    `replace` is an answer to regenerate: it is deleted and a new placeholder takes its place. With `launch`
+    `replace` is an answer to regenerate: a new placeholder follows it, and it is deleted only once the new
+    answer is complete (a failed retry loses nothing). With `launch`
     (see launcher) the upstream call starts as soon as the body is built, so the writes and the rendering of the
     placeholder overlap with the upstream's time to first token; what arrives meanwhile waits in memory until
     the generation knows its message.
@@ -299,14 +304,18 @@ def prepare_turn(
     )
     if replace is not None:
         history = history.exclude(pk=replace.pk)
-    request = build_request(conversation, model, list(history), next_user=content, next_attachments=attachments)
+    request = build_request(
+        conversation, model, list(history), next_user=content, next_attachments=attachments, connection=connection
+    )
     endpoint = connection.endpoint()
-    generation = launch(endpoint, request.body) if launch is not None else None
-    stored = store_uploads(conversation, attachments) if content is not None else []
+    generation = launch(endpoint, request.body, limits_of(connection)) if launch is not None else None
+    if generation is not None and replace is not None:
+        generation.replaces = replace.pk
+    stored: list[str] = []
     try:
+        if content is not None:
+            stored = store_uploads(conversation, attachments)
         with transaction.atomic():
-            if replace is not None:
-                replace.delete()
             user_message = None
             if content is not None:
                 user_message = Message.objects.create(conversation=conversation, role="user", content=content)
@@ -327,10 +336,23 @@ def prepare_turn(
     except BaseException:
         if generation is not None:
             generation.abort_threadsafe()
+        # Nothing half-made: the files written for rows that were not saved go too.
+        storage = Attachment._meta.get_field("file").storage
+        for name in stored:
+            storage.delete(name)
         raise
     if generation is not None:
         generation.bind_threadsafe(assistant)
-    return Turn(conversation, user_message, assistant, endpoint, request, generation=generation)
+    return Turn(
+        conversation,
+        user_message,
+        assistant,
+        endpoint,
+        request,
+        generation=generation,
+        replaces=replace,
+        limits=limits_of(connection),
+    )
 
 
 def store_uploads(conversation: Conversation, uploads: list[Upload]) -> list[str]:
@@ -357,13 +379,39 @@ async def start_turn(turn: Turn) -> "Generation":
     subscribes anyway.
     """
     if turn.generation is None:
-        turn.generation = start(turn.assistant, turn.endpoint, turn.request.body, headers=turn.headers)
+        turn.generation = start(
+            turn.assistant, turn.endpoint, turn.request.body, headers=turn.headers, limits=turn.limits
+        )
+        turn.generation.replaces = turn.replaces.pk if turn.replaces else None
     html = turn.assistant_html or await sync_to_async(render_message)(turn.assistant)
-    await get_channel_layer().group_send(
-        conversation_group(turn.conversation.pk),
-        {"type": "chat.start", "message_id": turn.assistant.pk, "html": html},
-    )
+    try:
+        await get_channel_layer().group_send(
+            conversation_group(turn.conversation.pk),
+            {"type": "chat.start", "message_id": turn.assistant.pk, "html": html},
+        )
+    except Exception as exc:
+        # The generation runs and saves its answer regardless; other tabs see it when they reload.
+        turn.generation.lost_live(exc)
     return turn.generation
+
+
+class LiveUnavailable(Exception):
+    """The channel layer cannot be reached: a turn started now could not be watched live nor stopped."""
+
+
+async def check_live() -> None:
+    """Raise LiveUnavailable unless the channel layer answers (a Redis PING; the in-memory layer always does).
+
+    Called before a send writes anything, so that a dead Redis leaves nothing half-made.
+    """
+    layer = get_channel_layer()
+    connection = getattr(layer, "connection", None)
+    if connection is None:
+        return
+    try:
+        await asyncio.wait_for(connection(0).ping(), timeout=5)
+    except Exception as exc:
+        raise LiveUnavailable(f"{type(exc).__name__}: {exc}") from exc
 
 
 async def send(
@@ -378,16 +426,77 @@ async def send(
 
 # ---------------------------------------------------------------- the runner
 
-_generations: dict[int, "Generation"] = {}
+
+_END = object()
+
+
+def rejects_stream_options(error: UpstreamError) -> bool:
+    """A 400 whose message names stream_options or include_usage: the provider does not take them."""
+    text = (error.message or "").lower()
+    return error.status in (400, 422) and ("stream_options" in text or "include_usage" in text)
+
+
+@dataclass
+class Limits:
+    """How long a generation waits for its first token and then between chunks (from its connection)."""
+
+    first_token: float = 120
+    idle: float = 60
+    connection_id: int | None = None
+
+    def no_answer(self) -> UpstreamError:
+        return UpstreamError(
+            kind="timeout",
+            message=f"No first token after {_seconds(self.first_token)}: the provider accepted the request but "
+            "has not started answering. Retry, or raise the first-token timeout of the connection.",
+        )
+
+    def silent(self, received: int) -> UpstreamError:
+        return UpstreamError(
+            kind="timeout",
+            message=f"The provider sent nothing for {_seconds(self.idle)} after {received} chunks, so the answer "
+            "was ended; what arrived is kept. Retry, or raise the idle timeout of the connection.",
+        )
+
+    async def paced(self, stream, generation: "Generation", first: asyncio.Timeout):
+        """The stream's chunks; after the first token, a silence longer than the idle timeout ends it in words."""
+        chunks = aiter(stream)
+        while True:
+            started = generation.first_token is not None or bool(generation.tool_calls)
+            if not started:
+                chunk = await anext(chunks, _END)
+            else:
+                first.reschedule(None)
+                try:
+                    chunk = await asyncio.wait_for(anext(chunks, _END), self.idle)
+                except TimeoutError:
+                    raise self.silent(generation.chunks) from None
+            if chunk is _END:
+                return
+            yield chunk
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g} s"
+
+
+def limits_of(connection: Connection) -> Limits:
+    return Limits(
+        first_token=connection.first_token_timeout or 120,
+        idle=connection.idle_timeout or 60,
+        connection_id=connection.pk,
+    )
 
 
 def running(message_id: int) -> "Generation | None":
     """The generation of this message if it runs in this process."""
-    return _generations.get(message_id)
+    return detached.get(KIND, message_id)
 
 
-def start(message: Message, endpoint: Endpoint, body: dict, *, headers: dict | None = None) -> "Generation":
-    generation = Generation(endpoint, body, headers=headers)
+def start(
+    message: Message, endpoint: Endpoint, body: dict, *, headers: dict | None = None, limits: "Limits | None" = None
+) -> "Generation":
+    generation = Generation(endpoint, body, headers=headers, limits=limits)
     generation.begin()
     generation.bind(message.pk, message.conversation_id)
     return generation
@@ -395,14 +504,20 @@ def start(message: Message, endpoint: Endpoint, body: dict, *, headers: dict | N
 
 async def request_stop(message_id: int) -> None:
     """Stop a generation wherever it runs (this process or another one on the same channel layer)."""
-    local = _generations.get(message_id)
+    local = running(message_id)
     if local is not None:
         local.stop()
-    await get_channel_layer().group_send(generation_group(message_id), {"type": "generation.stop"})
+        return
+    try:
+        await get_channel_layer().group_send(generation_group(message_id), {"type": "generation.stop"})
+    except Exception:
+        log.warning("Could not ask for a stop of message %s: the channel layer is unavailable", message_id)
 
 
 class Generation:
-    def __init__(self, endpoint: Endpoint, body: dict, *, headers: dict | None = None, loop=None):
+    def __init__(
+        self, endpoint: Endpoint, body: dict, *, headers: dict | None = None, loop=None, limits: Limits | None = None
+    ):
         # Known once the assistant row exists (bind); the upstream call may start before.
         self.message_id: int | None = None
         self.conversation_id: int | None = None
@@ -414,6 +529,9 @@ class Generation:
         self.task: asyncio.Task | None = None
         self.work: asyncio.Task | None = None
         self.stop_requested = False
+        self.replaces: int | None = None  # a retried answer, deleted once this one is complete
+        self.live_lost = False  # a publish failed: some tab may have missed deltas
+        self.limits = limits or Limits()
 
         self.seq = 0
         self.content: list[str] = []
@@ -445,13 +563,13 @@ class Generation:
     # -- life cycle (begin, bind and abort run on the event loop)
 
     def begin(self) -> None:
-        self._bound = asyncio.get_running_loop().create_future()
-        # A fresh context: the task must not inherit the request's thread-sensitive executor, which ends with it.
-        self.task = asyncio.create_task(self.run(), name="generation", context=contextvars.Context())
+        self.loop = asyncio.get_running_loop()
+        self._bound = self.loop.create_future()
+        self.task = detached.spawn(self.run(), name="generation")
 
     def bind(self, message_id: int, conversation_id: int) -> None:
         self.message_id, self.conversation_id = message_id, conversation_id
-        _generations[message_id] = self
+        detached.track(KIND, message_id, self)
         self.task.set_name(f"generation-{message_id}")
         if not self._bound.done():
             self._bound.set_result(None)
@@ -469,20 +587,45 @@ class Generation:
         if self.work is not None and not self.work.done():
             self.work.cancel()
 
+    cancel = stop  # detached.cancel(KIND, pk)
+
     # -- the upstream call
 
     async def _call(self) -> None:
         if self.stop_requested:
             raise asyncio.CancelledError
         if self.body.get("stream"):
-            async with client.chat_stream(self.endpoint, self.body, self.headers) as stream:
-                self.trace_id = stream.trace_id
-                async for chunk in stream:
-                    self._apply(chunk)
+            try:
+                await self._stream()
+            except UpstreamError as error:
+                # Some providers refuse stream_options; ask once more without it and let the connection forget it.
+                if not (rejects_stream_options(error) and "stream_options" in self.body and not self.chunks):
+                    raise
+                self.body = {k: v for k, v in self.body.items() if k != "stream_options"}
+                if self.limits.connection_id:
+                    await Connection.objects.filter(pk=self.limits.connection_id).aupdate(include_usage=False)
+                await self._stream()
         else:
-            result = await client.chat(self.endpoint, self.body, self.headers)
+            try:
+                result = await asyncio.wait_for(
+                    client.chat(self.endpoint, self.body, self.headers), self.limits.first_token
+                )
+            except TimeoutError:
+                raise self.limits.no_answer() from None
             self.trace_id = result.trace_id
             self._apply_response(result.data if isinstance(result.data, dict) else {})
+
+    async def _stream(self) -> None:
+        # The first-token timeout covers connecting and the response headers too; paced() lifts it once the
+        # answer has started and watches the silences between chunks instead.
+        try:
+            async with asyncio.timeout(self.limits.first_token) as first:
+                async with client.chat_stream(self.endpoint, self.body, self.headers) as stream:
+                    self.trace_id = stream.trace_id
+                    async for chunk in self.limits.paced(stream, self, first):
+                        self._apply(chunk)
+        except TimeoutError:
+            raise self.limits.no_answer() from None
 
     def _add(self, text: str, reasoning: str) -> None:
         if self.first_token is None:
@@ -518,9 +661,13 @@ class Generation:
                 self.extra.setdefault(index, []).append(text)
 
     def _merge_tool_call(self, call: dict) -> None:
+        # OpenAI-style streams send the id and name once, then only the index and fragments of the arguments.
+        if self.first_token is None:
+            self.first_token = time.monotonic()
         empty = {"id": "", "type": "function", "function": {"name": "", "arguments": ""}}
         slot = self.tool_calls.setdefault(call.get("index", len(self.tool_calls)), empty)
-        slot["id"] = call.get("id") or slot["id"]
+        # The first id wins: some providers repeat an id (or a fresh one) on later fragments.
+        slot["id"] = slot["id"] or call.get("id") or ""
         function = call.get("function") or {}
         slot["function"]["name"] += function.get("name") or ""
         slot["function"]["arguments"] += function.get("arguments") or ""
@@ -574,7 +721,10 @@ class Generation:
         while not self._closing:
             await self._wake.wait()
             self._wake.clear()
-            await self._publish(layer)
+            try:
+                await self._publish(layer)
+            except Exception as exc:
+                self.lost_live(exc)
             if not self._closing:
                 await asyncio.sleep(FRAME)
 
@@ -589,9 +739,30 @@ class Generation:
             "content": "".join(self.published_content),
         }
 
+    def lost_live(self, exc: BaseException) -> None:
+        """A channel-layer failure costs the live view, never the answer: it is still saved whole."""
+        if not self.live_lost:
+            log.warning("Generation of message %s continues without live deltas: %r", self.message_id, exc)
+        self.live_lost = True
+
+    async def _join(self, layer) -> tuple[str | None, asyncio.Task | None]:
+        """Listen on a channel of our own, in the group any process can reach us through (stop, snapshot)."""
+        channel = None
+        try:
+            channel = await layer.new_channel()
+            await layer.group_add(generation_group(self.message_id), channel)
+        except Exception as exc:
+            self.lost_live(exc)
+            return channel, None
+        return channel, asyncio.create_task(self._listen(layer, channel))
+
     async def _listen(self, layer, channel: str) -> None:
         while True:
-            message = await layer.receive(channel)
+            try:
+                message = await layer.receive(channel)
+            except Exception as exc:
+                self.lost_live(exc)
+                return
             if message.get("type") == "generation.close":
                 return
             if message.get("type") == "generation.stop":
@@ -618,11 +789,13 @@ class Generation:
         return None if moment is None else round((moment - self.started) * 1000)
 
     async def _flush(self) -> None:
+        # The usage goes along so that an answer whose process dies keeps what was known of it.
         await Message.objects.filter(pk=self.message_id, status=Message.STREAMING).aupdate(
             content="".join(self.content),
             reasoning="".join(self.reasoning),
             seq=self.seq,
             trace_id=self.trace_id,
+            usage=self.usage,
             heartbeat=timezone.now(),
         )
 
@@ -635,21 +808,23 @@ class Generation:
                 log.exception("Could not flush message %s", self.message_id)
 
     async def _finish(self, status: str, error: dict | None) -> None:
-        await Message.objects.filter(pk=self.message_id).aupdate(
-            content="".join(self.content),
-            reasoning="".join(self.reasoning),
-            seq=self.seq,
-            status=status,
-            error=error,
-            usage=self.usage,
-            finish_reason=self.finish_reason,
-            trace_id=self.trace_id,
-            ttft_ms=self._ms(self.first_token),
-            total_ms=self._ms(time.monotonic()),
-            heartbeat=timezone.now(),
-            choices=["".join(parts) for _, parts in sorted(self.extra.items())],
-            tool_calls=[call for _, call in sorted(self.tool_calls.items())] or None,
-        )
+        fields = {
+            "content": "".join(self.content),
+            "reasoning": "".join(self.reasoning),
+            "seq": self.seq,
+            "status": status,
+            "error": error,
+            "usage": self.usage,
+            "finish_reason": self.finish_reason,
+            "trace_id": self.trace_id,
+            "ttft_ms": self._ms(self.first_token),
+            "total_ms": self._ms(time.monotonic()),
+            "heartbeat": timezone.now(),
+            "choices": ["".join(parts) for _, parts in sorted(self.extra.items())],
+            "tool_calls": [call for _, call in sorted(self.tool_calls.items())] or None,
+        }
+        replaces = self.replaces if status == Message.COMPLETE else None
+        await sync_to_async(_save_end)(self.message_id, fields, replaces)
 
     # -- the whole life of a generation
 
@@ -663,14 +838,13 @@ class Generation:
             with suppress(BaseException):
                 await self.work
             raise
-        layer = get_channel_layer()
-        channel = await layer.new_channel()
-        await layer.group_add(generation_group(self.message_id), channel)
-        listener = asyncio.create_task(self._listen(layer, channel))
-        flusher = asyncio.create_task(self._flush_loop())
-        publisher = asyncio.create_task(self._publish_loop(layer))
         status, error = Message.COMPLETE, None
+        layer = get_channel_layer()
+        channel, listener, helpers = None, None, []
         try:
+            helpers.append(asyncio.create_task(self._flush_loop()))
+            channel, listener = await self._join(layer)
+            helpers.append(asyncio.create_task(self._publish_loop(layer)))
             await self.work
         except asyncio.CancelledError:
             # Cancelled from outside (the process is shutting down) rather than by Stop: keep it as interrupted.
@@ -681,76 +855,109 @@ class Generation:
                 error["trace_id"] = self.trace_id
         except Exception as exc:
             log.exception("Generation of message %s failed", self.message_id)
-            status = Message.ERROR
-            error = {
-                "kind": "internal",
-                "status": None,
-                "code": None,
-                "title": "The playground failed",
-                "message": f"{type(exc).__name__}: {exc}",
-                "next_step": "Retry; if it persists, check the server log.",
-                "limit_type": None,
-                "retry_after": None,
-                "retryable": True,
-                "trace_id": self.trace_id,
-            }
+            status, error = Message.ERROR, self._internal_error(exc)
         finally:
-            flusher.cancel()
-            self._closing = True
-            self._wake.set()
-            await self._close_listener(layer, channel, listener)
-            for helper in (flusher, publisher):
-                with suppress(asyncio.CancelledError, Exception):
-                    await helper
-        try:
-            await asyncio.shield(self._end(layer, channel, status, error))
-        finally:
-            _generations.pop(self.message_id, None)
+            # Every path releases what the generation took: the upstream response, the helpers, the channel.
+            # Shielded: a second cancel (shutdown) must not cut the release and the final save short.
+            await asyncio.shield(self._close(layer, channel, listener, helpers, status, error))
 
-    async def _end(self, layer, channel: str, status: str, error: dict | None) -> None:
-        # Live viewers get every delta before the final render.
-        await self._publish(layer)
-        await layer.group_discard(generation_group(self.message_id), channel)
-        await self._finish(status, error)
-        message = await Message.objects.filter(pk=self.message_id).afirst()
-        if message is None:  # deleted mid-stream
+    async def _close(self, layer, channel, listener, helpers, status: str, error: dict | None) -> None:
+        try:
+            await self._release(layer, channel, listener, helpers)
+            await self._end(layer, channel, status, error)
+        finally:
+            detached.untrack(KIND, self.message_id, self)
+
+    def _internal_error(self, exc: Exception) -> dict:
+        return {
+            "kind": "internal",
+            "status": None,
+            "code": None,
+            "title": "The playground failed",
+            "message": f"{type(exc).__name__}: {exc}",
+            "next_step": "Retry; if it persists, check the server log.",
+            "limit_type": None,
+            "retry_after": None,
+            "retryable": True,
+            "trace_id": self.trace_id,
+        }
+
+    async def _release(self, layer, channel: str | None, listener: asyncio.Task | None, helpers: list) -> None:
+        if not self.work.done():
+            self.work.cancel()
+        with suppress(BaseException):
+            await self.work
+        if helpers:
+            helpers[0].cancel()  # the flusher; the publisher ends by itself once _closing is set
+        self._closing = True
+        self._wake.set()
+        if listener is not None:
+            await self._close_listener(layer, channel, listener)
+        for helper in helpers:
+            with suppress(BaseException):
+                await helper
+
+    async def _end(self, layer, channel: str | None, status: str, error: dict | None) -> None:
+        """Make the row final, then tell the viewers: a tab that hears `done` reads a finished message."""
+        try:
+            await self._finish(status, error)
+        except Exception:
+            # Left streaming, no longer stamped: the heartbeat sweep ends it as interrupted with what was flushed.
+            log.exception("Could not save the end of message %s", self.message_id)
             return
-        html = await sync_to_async(render_message)(message)
-        await layer.group_send(
-            conversation_group(self.conversation_id),
-            {
+        message = await Message.objects.filter(pk=self.message_id).afirst()
+        html = "" if message is None else await sync_to_async(render_message)(message)
+        try:
+            # Live viewers get every delta before the final render.
+            await self._publish(layer)
+            if channel is not None:
+                await layer.group_discard(generation_group(self.message_id), channel)
+            if message is None:  # deleted mid-stream
+                return
+            event = {
                 "type": "chat.error" if status == Message.ERROR else "chat.done",
                 "message_id": self.message_id,
                 "seq": self.seq,
                 "status": status,
                 "html": html,
-            },
-        )
+            }
+            if self.replaces and status == Message.COMPLETE:
+                event["replaced"] = self.replaces
+            if self.live_lost:
+                event["notice"] = LIVE_LOST_NOTICE
+            await layer.group_send(conversation_group(self.conversation_id), event)
+        except Exception as exc:
+            self.lost_live(exc)
+
+
+def _save_end(message_id: int, fields: dict, replaces: int | None) -> None:
+    """The final state of an answer and, for a completed retry, the end of the answer it replaces, at once."""
+    with transaction.atomic():
+        Message.objects.filter(pk=message_id).update(**fields)
+        if replaces:
+            Message.objects.filter(pk=replaces).exclude(status=Message.STREAMING).delete()
 
 
 # ---------------------------------------------------------------- recovery
 
 
-def mark_interrupted(conversation: Conversation | None = None) -> int:
-    """Mark streaming messages whose process died (stale heartbeat) as interrupted; returns how many."""
-    stale = Message.objects.filter(
-        Q(heartbeat__lt=timezone.now() - STALE_AFTER) | Q(heartbeat=None), status=Message.STREAMING
-    )
+def sweep(cutoff, live: list, conversation: Conversation | None = None) -> int:
+    """End the streaming messages nobody stamped since `cutoff` (their process died) as interrupted, keeping
+    what was flushed (content, reasoning, usage); `live` are this process's own. Returns how many."""
+    stale = Message.objects.filter(Q(heartbeat__lt=cutoff) | Q(heartbeat=None), status=Message.STREAMING)
     if conversation is not None:
         stale = stale.filter(conversation=conversation)
-    stale = stale.exclude(pk__in=list(_generations))
-    return stale.update(status=Message.INTERRUPTED)
+    return stale.exclude(pk__in=live).update(status=Message.INTERRUPTED)
 
 
-_recovered = False
+def beat(live: list) -> None:
+    Message.objects.filter(pk__in=live, status=Message.STREAMING).update(heartbeat=timezone.now())
 
 
-def recover_once() -> None:
-    """On the first page or websocket of this process, mark what an earlier process left streaming."""
-    global _recovered
-    if not _recovered:
-        _recovered = True
-        mark_interrupted()
+def mark_interrupted(conversation: Conversation | None = None) -> int:
+    """The sweep at once (a page or a websocket looking at a conversation does not wait for the next one)."""
+    cutoff = timezone.now() - timedelta(seconds=detached.stale_seconds())
+    return sweep(cutoff, detached.keys(KIND), conversation)
 
 
 async def snapshot_from_database(message: Message) -> dict:

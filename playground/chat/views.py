@@ -4,11 +4,12 @@ from dataclasses import dataclass, field
 
 from asgiref.sync import sync_to_async
 from django.core.exceptions import ValidationError
+from django.db import DatabaseError, transaction
 from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import content_disposition_header
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigger_client_event
 
 from playground.catalog.params import ParamsForm
@@ -35,8 +36,8 @@ LIST_LIMIT = 100
 
 def _connections(user) -> list[Connection]:
     connections = list(Connection.objects.for_user(user))
-    if not any(c.is_local for c in connections):
-        connections.insert(0, ensure_local_connection(user))
+    if not any(c.is_local for c in connections) and (local := ensure_local_connection(user)):
+        connections.insert(0, local)
     return connections
 
 
@@ -50,12 +51,19 @@ def _panel(
     models = services.chat_models(connection)
     if model_id is None:
         model_id = conversation.model_id if conversation else ""
-    model = services.pick_model(models, model_id) or (models[0] if models else None)
+    model = services.pick_model(models, model_id)
+    if model is None and conversation and model_id == conversation.model_id and connection == conversation.connection:
+        # A model the provider stopped listing stays selected in the conversation that used it.
+        model = services.selected_model(conversation)
+        models = [*models, model] if model else models
+    model = model or (models[0] if models else None)
     stored = conversation.params if conversation else {}
     if form is None:
         form = chat_params_form(model, stored=stored)
     draft = conversation or Conversation(owner=request.user)
-    chat_request = services.build_request(draft, model, list(thread), next_user="…", params=stored, preview=True)
+    chat_request = services.build_request(
+        draft, model, list(thread), next_user="…", params=stored, preview=True, connection=connection
+    )
     tools = stored.get("tools")
     return {
         "form": form,
@@ -77,7 +85,6 @@ def _panel(
 
 
 def _page(request, conversation=None, **extra) -> dict:
-    services.recover_once()
     query = request.GET.get("q", "")
     thread = []
     if conversation is not None:
@@ -260,6 +267,51 @@ def _invalid(request, conversation, composer, problems) -> HttpResponse:
     return response
 
 
+UNAVAILABLE = {
+    "live_unavailable": (
+        "The live channel (Redis) cannot be reached, so nothing was sent or saved. Your message is still here: "
+        "try again in a moment; if it persists, the operator should check Redis."
+    ),
+    "database_unavailable": (
+        "The database cannot be reached, so nothing was sent or saved. Your message is still here: try again in "
+        "a moment; if it persists, the operator should check the database."
+    ),
+}
+
+
+RETRY_UNAVAILABLE = {
+    "live_unavailable": "The live channel (Redis) cannot be reached; nothing changed. Try again in a moment.",
+    "database_unavailable": "The database cannot be reached; nothing changed. Try again in a moment.",
+}
+
+
+def _unavailable(request, conversation: Conversation | None, kind: str) -> HttpResponse:
+    """Nothing was saved: htmx gets the composer back with the words and the typed text; others a JSON error."""
+    words = UNAVAILABLE[kind]
+    if not request.htmx:
+        return JsonResponse({"error": {"type": kind, "message": words}}, status=503)
+    try:
+        accept = accept_attribute(services.selected_model(conversation)) if conversation and conversation.pk else ""
+    except DatabaseError:
+        accept = ""
+    context = {
+        "conversation": conversation if conversation and conversation.pk else None,
+        "composer": ComposerForm(request.POST),
+        "send_errors": [words],
+        "attach_accept": accept,
+    }
+    response = render(request, "chat/index.html#composer", context)
+    return reswap(retarget(response, "#composer"), "outerHTML")
+
+
+async def _live_problem() -> str | None:
+    try:
+        await services.check_live()
+    except services.LiveUnavailable:
+        return "live_unavailable"
+    return None
+
+
 def _prepare_send(request, pk, launch) -> tuple[Turn, str] | HttpResponse:
     """Everything synchronous of a send in one thread hop; the upstream call starts once the body is built."""
     conversation = get_object_or_404(Conversation.objects.for_user(request.user).select_related("connection"), pk=pk)
@@ -283,8 +335,14 @@ def _prepare_send(request, pk, launch) -> tuple[Turn, str] | HttpResponse:
 
 @require_POST
 async def send(request, pk):
+    if problem := await _live_problem():
+        conversation = await sync_to_async(get_conversation)(request, pk)
+        return await sync_to_async(_unavailable)(request, conversation, problem)
     launch = services.launcher(asyncio.get_running_loop())
-    outcome = await sync_to_async(_prepare_send)(request, pk, launch)
+    try:
+        outcome = await sync_to_async(_prepare_send)(request, pk, launch)
+    except DatabaseError:
+        return await sync_to_async(_unavailable)(request, None, "database_unavailable")
     if isinstance(outcome, HttpResponse):
         return outcome
     turn, html = outcome
@@ -301,13 +359,23 @@ def _create(request):
     composer = ComposerForm(request.POST) if content.strip() else None
     if invalid_params is not None or (composer is not None and not composer.is_valid()):
         return _invalid(request, conversation, composer, invalid_params)
-    conversation.save()
-    return services.prepare_turn(conversation, composer.cleaned_data["content"]) if composer else conversation
+    if not composer:
+        conversation.save()
+        return conversation
+    # One transaction: a failure leaves neither the conversation nor half a turn behind.
+    with transaction.atomic():
+        conversation.save()
+        return services.prepare_turn(conversation, composer.cleaned_data["content"])
 
 
 @require_POST
 async def create(request):
-    outcome = await sync_to_async(_create)(request)
+    if request.POST.get("content", "").strip() and (problem := await _live_problem()):
+        return await sync_to_async(_unavailable)(request, None, problem)
+    try:
+        outcome = await sync_to_async(_create)(request)
+    except DatabaseError:
+        return await sync_to_async(_unavailable)(request, None, "database_unavailable")
     if isinstance(outcome, HttpResponse):
         return outcome
     if isinstance(outcome, Turn):
@@ -342,16 +410,33 @@ def _prepare_retry(request, pk, mid) -> Turn | HttpResponse:
     return services.prepare_turn(message.conversation, None, replace=message)
 
 
+def _retry_unavailable(request, kind: str) -> HttpResponse:
+    if not request.htmx:
+        return JsonResponse({"error": {"type": kind, "message": UNAVAILABLE[kind]}}, status=503)
+    # The retry button shows the response's text beside itself.
+    return HttpResponse(RETRY_UNAVAILABLE[kind], status=503)
+
+
 @require_POST
 async def retry(request, pk, mid):
-    """Regenerate an answer: the old one is replaced by a new placeholder (swap the article with the response)."""
-    outcome = await sync_to_async(_prepare_retry)(request, pk, mid)
+    """Regenerate an answer. The old one stays until the new one is complete (then the done event names it as
+    `replaced`); the response holds both articles, which replace the old one in the page."""
+    if problem := await _live_problem():
+        await sync_to_async(_message)(request, pk, mid)
+        return _retry_unavailable(request, problem)
+    try:
+        outcome = await sync_to_async(_prepare_retry)(request, pk, mid)
+    except DatabaseError:
+        return _retry_unavailable(request, "database_unavailable")
     if isinstance(outcome, HttpResponse):
         return outcome
     await services.start_turn(outcome)
     if not request.htmx:
         return redirect("chat:conversation", pk=pk)
-    return HttpResponse(await sync_to_async(services.render_message)(outcome.assistant))
+    render_message = services.render_message
+    return HttpResponse(
+        await sync_to_async(lambda: render_message(outcome.replaces) + render_message(outcome.assistant))()
+    )
 
 
 # ---------------------------------------------------------------- attachments
@@ -366,7 +451,7 @@ async def _file_chunks(attachment: Attachment, size: int = 64 * 1024):
         await asyncio.to_thread(handle.close)
 
 
-@require_GET
+@require_safe
 async def attachment(request, pk):
     """An attachment of the user's own messages (404 for anyone else's); media inline, anything else downloaded."""
     user = await request.auser()

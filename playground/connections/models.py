@@ -2,6 +2,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import models
 from django.shortcuts import get_object_or_404
+from django.utils.module_loading import import_string
 
 from playground.connections import crypto
 from playground.upstream.client import Endpoint
@@ -9,14 +10,15 @@ from playground.upstream.client import Endpoint
 
 class ConnectionQuerySet(models.QuerySet):
     def for_user(self, user):
-        return self.filter(owner=user)
+        mine = self.filter(owner=user)
+        return mine if settings.LOCAL_API else mine.exclude(is_local=True)
 
 
 class Connection(models.Model):
     """A provider a user can call: a base URL (the API root ending in /v1) and an encrypted API key.
 
-    The built-in Local connection (is_local) points at the embedded local API of this same server;
-    its URL and key come from the settings at call time.
+    The built-in Local connection (is_local) points at the embedded local API of this same server (its URL
+    comes from the settings at call time) with a key of its own, minted for its owner (see `rotate_key`).
     """
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="connections")
@@ -29,6 +31,17 @@ class Connection(models.Model):
     last_tested = models.DateTimeField(null=True, blank=True)
     last_test_ok = models.BooleanField(null=True)
     last_test_message = models.CharField(max_length=500, blank=True)
+    include_usage = models.BooleanField(
+        "Ask for usage on streamed answers",
+        default=True,
+        help_text='Sends stream_options: {"include_usage": true}; turned off by itself if the provider rejects it.',
+    )
+    first_token_timeout = models.PositiveIntegerField(
+        "First-token timeout (s)", default=120, help_text="How long to wait for the first token before giving up."
+    )
+    idle_timeout = models.PositiveIntegerField(
+        "Idle timeout (s)", default=60, help_text="How long a started answer may send nothing before giving up."
+    )
 
     objects = ConnectionQuerySet.as_manager()
 
@@ -43,23 +56,32 @@ class Connection(models.Model):
         self.key_hint = crypto.mask(raw)
 
     def get_key(self) -> str:
-        if self.is_local:
-            from playground.localapi.keys import default_key
-
-            return default_key()
         return crypto.decrypt(self.encrypted_key)
 
     @property
     def masked_key(self) -> str:
-        if self.is_local:
-            return crypto.mask(self.get_key())
         return self.key_hint
+
+    def rotate_key(self) -> None:
+        """Give the Local connection a new local API key; the old key stops working at once.
+
+        The local API keeps the owner of the key across rotations, so voices, files and batches stay visible.
+        """
+        mint = local_key_minter()
+        if not self.is_local or mint is None:
+            raise ValueError("only the built-in Local connection has a minted key")
+        old = self.get_key() if self.encrypted_key else None
+        self.set_key(mint(local_key_label(self.owner_id), replaces=old))
+        self.save(update_fields=["encrypted_key", "key_hint"])
 
     @property
     def url(self) -> str:
         return settings.LOCAL_API_BASE_URL if self.is_local else self.base_url
 
     def endpoint(self) -> Endpoint:
+        if self.is_local and not self.encrypted_key:
+            # Made while the local API was off, so no key was minted then.
+            self.rotate_key()
         return Endpoint(base_url=self.url, api_key=self.get_key(), trusted=self.is_local)
 
     async def aendpoint(self) -> Endpoint:
@@ -71,6 +93,22 @@ def get_connection(request, pk) -> Connection:
     return get_object_or_404(Connection.objects.for_user(request.user), pk=pk)
 
 
-def ensure_local_connection(user) -> Connection:
+def local_key_minter():
+    """The local API's key minter named by LOCAL_API_KEY_MINTER, or None when the local API is off."""
+    return import_string(settings.LOCAL_API_KEY_MINTER) if settings.LOCAL_API_KEY_MINTER else None
+
+
+def local_key_label(user_id) -> str:
+    return f"Local connection of user {user_id}"
+
+
+def ensure_local_connection(user) -> Connection | None:
+    """The user's built-in Local connection with its own key (None when the local API is off)."""
+    mint = local_key_minter()
+    if mint is None:
+        return None
     connection, _ = Connection.objects.get_or_create(owner=user, is_local=True, defaults={"name": "Local"})
+    if not connection.encrypted_key:
+        connection.set_key(mint(local_key_label(user.pk)))
+        connection.save(update_fields=["encrypted_key", "key_hint"])
     return connection

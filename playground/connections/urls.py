@@ -10,4 +10,5 @@ urlpatterns = [
     path("<int:pk>/", views.edit, name="edit"),
     path("<int:pk>/delete/", views.delete, name="delete"),
     path("<int:pk>/test/", views.test, name="test"),
+    path("<int:pk>/rotate-key/", views.rotate_key, name="rotate_key"),
 ]

@@ -19,7 +19,11 @@ def create(request):
     form = ConnectionForm(request.POST or None, instance=Connection(owner=request.user))
     if request.method == "POST" and form.is_valid():
         connection = form.save()
-        messages.success(request, f"Connection “{connection.name}” added.")
+        messages.success(
+            request,
+            f"Connection “{connection.name}” added. Open its Models to refresh the catalog from the provider "
+            "or add model ids by hand.",
+        )
         return redirect("connections:index")
     return render(request, "connections/form.html", {"form": form})
 
@@ -54,3 +58,16 @@ def test(request, pk):
     if request.htmx:
         return render(request, "connections/index.html#connection-status", {"connection": connection})
     return redirect("connections:index")
+
+
+@require_http_methods(["GET", "POST"])
+def rotate_key(request, pk):
+    """Confirm, then give the Local connection a new key (the old one stops working at once)."""
+    connection = get_connection(request, pk)
+    if not connection.is_local:
+        return HttpResponseBadRequest("Only the built-in Local connection's key is rotated here; edit the others.")
+    if request.method == "POST":
+        connection.rotate_key()
+        messages.success(request, f"The key of “{connection.name}” was replaced; the old key no longer works.")
+        return redirect("connections:index")
+    return render(request, "connections/rotate_key.html", {"connection": connection})

@@ -7,9 +7,7 @@ Error codes (the spec names only 20012 and 50505; the others follow the same num
 """
 
 import asyncio
-import concurrent.futures
 import functools
-import json
 import re
 import sys
 import uuid
@@ -17,11 +15,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 from asgiref.sync import iscoroutinefunction
+from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from playground import inputs
 from playground.localapi import keys
+from playground.localapi.engines.generator.script import fault_directive
 
 UNKNOWN_MODEL = 20012
 INVALID_PARAMETER = 20015
@@ -56,13 +58,21 @@ def plain(status: int, text: str) -> HttpResponse:
 
 
 def rate_limited(limit_type: str, retry_after: int = 5) -> JsonResponse:
-    """429 `{message, data}` naming which limit was hit, with Retry-After."""
+    """429 naming which limit was hit, in words, with Retry-After.
+
+    The spec's `{message, data}` (data: the limit type) plus `type: rate_limit_exceeded`, the type an
+    OpenAI-compatible client looks for.
+    """
     limit_type = limit_type.upper()
+    message = (
+        f"Rate limit reached: {limit_type} ({_LIMIT_NAMES.get(limit_type, limit_type)}) for this key. "
+        f"Retry after {retry_after} seconds."
+    )
     response = JsonResponse(
         {
-            "message": f"Rate limit reached: {limit_type} ({_LIMIT_NAMES.get(limit_type, limit_type)}). "
-            f"Retry after {retry_after} seconds.",
+            "message": message,
             "data": limit_type,
+            "type": "rate_limit_exceeded",
         },
         status=429,
     )
@@ -86,40 +96,59 @@ def _bearer(request: HttpRequest) -> str:
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
-def _in_event_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
-def _check_key(token: str) -> bool:
-    if keys.needs_database() and _in_event_loop():
-        # Called from an async view: the first call may read the generated key from the database,
-        # which the ORM forbids on the event loop thread. Later calls hit the in-process cache.
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(keys.is_valid, token).result()
-    return keys.is_valid(token)
+_MISSING_KEY = "Missing API key: send the header 'Authorization: Bearer <API_KEY>'."
+_INVALID_KEY = "Invalid API key: the key in the Authorization header is not valid."
 
 
 def authenticate(request: HttpRequest) -> str | HttpResponse:
-    """The owner hash of the request's bearer key, or a 401 plain-string response.
-
-    Works from sync and async views alike (no await needed).
-    """
+    """The owner of the request's bearer key (see keys.py), or a 401 plain-string response."""
     token = _bearer(request)
     if not token:
-        return plain(401, "Missing API key: send the header 'Authorization: Bearer <API_KEY>'.")
-    if not _check_key(token):
-        return plain(401, "Invalid API key: the key in the Authorization header is not valid.")
-    return keys.owner_of(token)
+        return plain(401, _MISSING_KEY)
+    return keys.owner_for(token) or plain(401, _INVALID_KEY)
+
+
+async def aauthenticate(request: HttpRequest) -> str | HttpResponse:
+    token = _bearer(request)
+    if not token:
+        return plain(401, _MISSING_KEY)
+    return await keys.aowner_for(token) or plain(401, _INVALID_KEY)
+
+
+# Body size limits per endpoint (bytes); requests above them get a 413 naming the limit.
+MB = 1024 * 1024
+DEFAULT_MAX_BODY = 1 * MB
+
+
+def too_large(size: int, limit: int) -> JsonResponse:
+    return error(
+        413,
+        f"body: {size:,} bytes is more than the limit of {limit:,} bytes ({limit / MB:g} MB) for this endpoint",
+        code=INVALID_PARAMETER,
+    )
+
+
+def _body_size_error(request: HttpRequest, limit: int) -> HttpResponse | None:
+    try:
+        declared = int(request.headers.get("Content-Length") or 0)
+    except ValueError:
+        return error(400, "Content-Length: not a number")
+    if declared > limit:
+        return too_large(declared, limit)
+    return None
 
 
 def parse_json(request: HttpRequest) -> dict | HttpResponse:
-    """The JSON object in the request body, or a 400 response saying what is wrong with it."""
+    """The JSON object in the request body, or a 400 response saying what is wrong with it.
+
+    NaN, Infinity, NUL characters and nesting deeper than inputs.MAX_JSON_DEPTH are refused by name.
+    """
     try:
-        body = json.loads(request.body or b"")
+        body = inputs.loads(request.body or b"")
+    except RequestDataTooBig:
+        return too_large(len(request.read()), settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+    except inputs.InputError as exc:
+        return error(400, str(exc))
     except (ValueError, UnicodeDecodeError) as exc:
         return error(400, f"body: not valid JSON ({exc})")
     if not isinstance(body, dict):
@@ -131,8 +160,8 @@ def parse_json(request: HttpRequest) -> dict | HttpResponse:
 class Fault:
     """A fault requested through `X-Local-Fault` or a `[fault:<value>]` directive in the last user message.
 
-    Status faults carry a ready `response`; stream faults carry `drop_after` / `malformed_after` (chunks)
-    or `stall` (seconds before the first token).
+    Status faults carry a ready `response`; stream faults carry `drop_after` / `malformed_after` (chunks),
+    `stall` (seconds before the first token) or `idle_after` (a pause of S seconds after N chunks).
     """
 
     value: str
@@ -140,9 +169,7 @@ class Fault:
     drop_after: int | None = None
     malformed_after: int | None = None
     stall: float | None = None
-
-
-_DIRECTIVE = re.compile(r"\[fault:([a-z0-9.\-]+)\]", re.IGNORECASE)
+    idle_after: tuple[int, float] | None = None  # (chunks, seconds): a pause in the middle of the stream
 
 
 def _last_user_text(body) -> str:
@@ -158,15 +185,6 @@ def _last_user_text(body) -> str:
                 return " ".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
             return ""
     return ""
-
-
-def fault_directive(text: str) -> str | None:
-    match = _DIRECTIVE.search(text or "")
-    return match.group(1).lower() if match else None
-
-
-def strip_fault_directive(text: str) -> str:
-    return _DIRECTIVE.sub("", text).strip()
 
 
 def fault_for(request: HttpRequest, body=None) -> Fault | None:
@@ -199,6 +217,9 @@ def fault_for(request: HttpRequest, body=None) -> Fault | None:
     for prefix, attr in (("drop-after-", "drop_after"), ("malformed-after-", "malformed_after")):
         if value.startswith(prefix) and value[len(prefix) :].isdigit():
             return Fault(value, **{attr: int(value[len(prefix) :])})
+    idle = re.fullmatch(r"idle-after-(\d+)-(\d+(?:\.\d+)?)", value)
+    if idle:
+        return Fault(value, idle_after=(int(idle.group(1)), min(float(idle.group(2)), 600.0)))
     if value.startswith("stall-"):
         try:
             return Fault(value, stall=max(0.0, min(float(value[6:]), 600.0)))
@@ -208,27 +229,38 @@ def fault_for(request: HttpRequest, body=None) -> Fault | None:
 
 
 def endpoint(
-    *methods: str, auth: bool = True, json_body: bool = False, faults: Literal["status", "stream"] | None = None
+    *methods: str,
+    auth: bool = True,
+    json_body: bool = False,
+    faults: Literal["status", "stream"] | None = None,
+    max_body: int = DEFAULT_MAX_BODY,
 ):
     """Make a view a local API endpoint (sync or async).
 
     The view is CSRF-exempt and outside the playground's login (its bearer key is the auth). In this order:
     another method than `methods` (any when none are given) gets a plain 405; with `auth`, a missing or
-    invalid key gets a 401 and the view receives `owner`; with `json_body`, a body that is not a JSON
+    invalid key gets a 401 and the view receives `owner`; a body larger than `max_body` bytes gets a 413;
+    with `json_body`, a body that is not a JSON
     object gets a 400 and the view receives `body`; with `faults`, a status fault answers in the view's
     place, and `faults="stream"` also hands the view its `fault` (None, or the stream fault to play).
     """
 
-    def prelude(request: HttpRequest) -> dict | HttpResponse:
+    def refused_method(request: HttpRequest) -> HttpResponse | None:
         if methods and request.method not in methods:
             response = plain(405, f"Method not allowed: use {' or '.join(methods)}.")
             response["Allow"] = ", ".join(methods)
             return response
+        return None
+
+    def prelude(request: HttpRequest, owner: str | HttpResponse | None) -> dict | HttpResponse:
         given = {}
         if auth:
-            given["owner"] = authenticate(request)
-            if isinstance(given["owner"], HttpResponse):
-                return given["owner"]
+            if isinstance(owner, HttpResponse):
+                return owner
+            given["owner"] = owner
+        oversized = _body_size_error(request, max_body)
+        if oversized is not None:
+            return oversized
         if json_body:
             given["body"] = parse_json(request)
             if isinstance(given["body"], HttpResponse):
@@ -245,7 +277,10 @@ def endpoint(
         if iscoroutinefunction(view):
 
             async def wrapper(request, *args, **kwargs):
-                given = prelude(request)
+                refused = refused_method(request)
+                if refused is not None:
+                    return refused
+                given = prelude(request, await aauthenticate(request) if auth else None)
                 if isinstance(given, HttpResponse):
                     return given
                 return await view(request, *args, **given, **kwargs)
@@ -253,7 +288,10 @@ def endpoint(
         else:
 
             def wrapper(request, *args, **kwargs):
-                given = prelude(request)
+                refused = refused_method(request)
+                if refused is not None:
+                    return refused
+                given = prelude(request, authenticate(request) if auth else None)
                 if isinstance(given, HttpResponse):
                     return given
                 return view(request, *args, **given, **kwargs)

@@ -1,56 +1,69 @@
 """API keys of the local API.
 
-`LOCAL_API_KEYS` wins; without it one key is generated on first use and kept in the ApiKey table, so a
-fresh install works with no configuration (`manage.py localapi_key` prints it).
+Two kinds of key are accepted:
+- operator keys from `LOCAL_API_KEYS`, for external clients (their owner is the sha256 of the key);
+- keys stored in the ApiKey table as the sha256 of the key, never the key itself: the per-user keys the
+  playground mints through `mint()` (its `LOCAL_API_KEY_MINTER` setting) and operator keys made by
+  `manage.py localapi_key`, which prints the new key once.
+
+A stored key's `owner` is the identity its voices, files and batches belong to. Rotation (`mint(replaces=…)`)
+gives the new key the old key's owner and deletes the old key, so it stops working at once and nothing the
+owner made is lost.
 """
 
 import hashlib
 import hmac
 import secrets
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import IntegrityError
+from django.db import transaction
 
 from playground.localapi.models import ApiKey
 
-_generated: list[str] = []
+
+def digest(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()
 
 
-def valid_keys() -> list[str]:
-    if settings.LOCAL_API_KEYS:
-        return list(settings.LOCAL_API_KEYS)
-    if not _generated:
-        key = ApiKey.objects.order_by("id").values_list("key", flat=True).first()
-        if key is None:
-            try:
-                key = ApiKey.objects.create(key="sk-local-" + secrets.token_hex(24)).key
-            except IntegrityError:  # pragma: no cover - two processes racing on first use
-                key = ApiKey.objects.order_by("id").values_list("key", flat=True).first()
-        # Keep the first key created by any process: every process then agrees on it.
-        _generated[:] = [ApiKey.objects.order_by("id").values_list("key", flat=True).first() or key]
-    return list(_generated)
+def mint(label: str, replaces: str | None = None) -> str:
+    """A new key, stored hashed; returns the raw key, which is never stored or shown again.
+
+    With `replaces` (a raw key), the new key takes over that key's owner and the old key is revoked.
+    """
+    raw = "sk-local-" + secrets.token_urlsafe(32)
+    owner = digest(raw)
+    with transaction.atomic():
+        if replaces:
+            old = ApiKey.objects.select_for_update().filter(digest=digest(replaces)).first()
+            if old is not None:
+                owner = old.owner
+                old.delete()
+        ApiKey.objects.create(digest=digest(raw), owner=owner, label=label[:100])
+    return raw
 
 
-def needs_database() -> bool:
-    """Whether `valid_keys()` would query the database (only until the generated key is cached)."""
-    return not settings.LOCAL_API_KEYS and not _generated
+def revoke(raw: str) -> bool:
+    """Stop accepting a stored key; whether there was one."""
+    deleted, _ = ApiKey.objects.filter(digest=digest(raw)).delete()
+    return bool(deleted)
 
 
-def default_key() -> str:
-    return valid_keys()[0]
+def _operator_owner(raw: str) -> str | None:
+    # Compare against every operator key so the time taken does not reveal which one matched.
+    matches = [hmac.compare_digest(raw.encode(), key.encode()) for key in settings.LOCAL_API_KEYS]
+    return digest(raw) if any(matches) else None
 
 
-def is_valid(key: str) -> bool:
-    # Compare against every key so the time taken does not reveal which one matched.
-    matches = [hmac.compare_digest(key.encode(), k.encode()) for k in valid_keys()]
-    return any(matches)
+def owner_for(raw: str) -> str | None:
+    """The owner of a valid key (what the local API records on resources, never the key), or None."""
+    if not raw:
+        return None
+    return _operator_owner(raw) or ApiKey.objects.filter(digest=digest(raw)).values_list("owner", flat=True).first()
 
 
-def owner_of(key: str) -> str:
-    """What the local API records as the owner of a resource: never the key itself."""
-    return hashlib.sha256(key.encode()).hexdigest()
-
-
-avalid_keys = sync_to_async(valid_keys)
-adefault_key = sync_to_async(default_key)
+async def aowner_for(raw: str) -> str | None:
+    if not raw:
+        return None
+    return (
+        _operator_owner(raw) or await ApiKey.objects.filter(digest=digest(raw)).values_list("owner", flat=True).afirst()
+    )

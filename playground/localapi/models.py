@@ -1,19 +1,21 @@
 """State of the local API: its keys, reference voices, uploaded files and batches.
 
-Owners are recorded as a hash of the API key, never the key itself.
+Owners are recorded as a hash, never the key itself; keys are stored hashed too.
 """
 
 from django.db import models
 
 
 class ApiKey(models.Model):
-    """A key generated on first use when LOCAL_API_KEYS is unset."""
+    """A key the local API accepts besides LOCAL_API_KEYS, stored as its sha256 (see keys.py)."""
 
-    key = models.CharField(max_length=100, unique=True)
+    digest = models.CharField(max_length=64, unique=True)
+    owner = models.CharField(max_length=64, db_index=True)  # kept across rotations of the key
+    label = models.CharField(max_length=100, blank=True)
     created = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
-        return f"key …{self.key[-4:]}"
+        return self.label or f"key {self.digest[:8]}"
 
 
 class Voice(models.Model):

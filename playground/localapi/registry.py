@@ -133,7 +133,7 @@ _MODELS = [
     LocalModel(
         id="local/reranker",
         kind="rerank",
-        description="BM25 reranker with chunking of long documents.",
+        description="BM25 reranker (k1 1.2, b 0.75) with chunking of long documents.",
         capabilities={"params": ["top_n", "return_documents", "max_chunks_per_doc", "overlap_tokens"]},
         context_window=8192,
         max_output=0,
@@ -141,7 +141,7 @@ _MODELS = [
     LocalModel(
         id="local/reranker-instruct",
         kind="rerank",
-        description="Reranker that also takes an instruction.",
+        description="BM25 reranker (k1 1.6, b 0.5) steered by an instruction: query terms it names count double.",
         capabilities={"params": ["top_n", "return_documents", "max_chunks_per_doc", "overlap_tokens", "instruction"]},
         context_window=8192,
         max_output=0,
@@ -149,7 +149,7 @@ _MODELS = [
     LocalModel(
         id="local/reranker-lite",
         kind="rerank",
-        description="Reranker without chunking parameters or instruction.",
+        description="Fast reranker: reads the first 64 tokens of each document, counts each term once.",
         capabilities={"params": ["top_n", "return_documents"]},
         context_window=8192,
         max_output=0,

@@ -33,6 +33,9 @@ def format_for_filename(name: str) -> str:
 
 def parse(text: str, fmt: str) -> list[str]:
     text = text.lstrip("\ufeff")
+    if "\x00" in text:
+        # PostgreSQL cannot store NUL, and no document needs one: refuse it before anything is saved.
+        raise DocumentsError("documents: NUL characters (\\u0000) are not allowed.")
     if fmt == "csv":
         documents = _csv(text)
     elif fmt == "jsonl":
@@ -100,6 +103,8 @@ def _jsonl(text: str) -> list[str]:
             raise DocumentsError(f"documents: line {number}: expected a `text` or `document` string field.")
         if not value.strip():
             raise DocumentsError(f"documents: line {number}: the text is empty.")
+        if "\x00" in value:
+            raise DocumentsError("documents: NUL characters (\\u0000) are not allowed.")
         documents.append(value)
     return documents
 

@@ -28,7 +28,9 @@ def wav_header(sample_rate: int, data_size: int | None) -> bytes:
     )
 
 
-_RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
+# At most 18 digits (an exabyte): longer numbers are not a range we can serve, and int() of thousands of
+# digits is refused by Python. A Range that does not match is ignored and the whole file is served.
+_RANGE = re.compile(r"^bytes=(\d{0,18})-(\d{0,18})$")
 
 
 def parse_range(header: str, size: int) -> tuple[int, int] | bool | None:

@@ -1,5 +1,6 @@
 from django import forms
 
+from playground import inputs
 from playground.catalog.forms import ModelPickerForm
 from playground.catalog.params import SAMPLE_RATES, SPEECH_INPUT_LIMIT, SPEECH_PARAMS, params_form
 
@@ -133,4 +134,11 @@ class VoiceUploadForm(forms.Form):
         audio = self.cleaned_data["audio"]
         if audio.size > 10 * 1024 * 1024:
             raise forms.ValidationError(f"file: at most 10 MB (got {audio.size // 1024} KB).")
+        claimed = (audio.content_type or "").split(";")[0].strip().lower()
+        audio.seek(0)
+        try:
+            inputs.probe_media(audio.read(), claimed if claimed.startswith("audio/") else "audio/*")
+        except inputs.InputError as exc:
+            raise forms.ValidationError(f"file: {audio.name} is not an audio recording: {exc}.") from None
+        audio.seek(0)
         return audio

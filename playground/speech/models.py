@@ -3,6 +3,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import models
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from django.utils.text import slugify
 
 # Content types of the saved files; raw PCM has no registered type a browser can play.
@@ -43,6 +44,8 @@ class SpeechClip(models.Model):
     error = models.JSONField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     finished = models.DateTimeField(null=True, blank=True)
+    # Stamped by the process relaying the clip (playground/lib/detached.py); stale means that process died.
+    heartbeat = models.DateTimeField(default=timezone.now)
 
     objects = SpeechClipQuerySet.as_manager()
 

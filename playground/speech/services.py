@@ -1,13 +1,13 @@
 """Speech clips: the upstream relay that writes a clip to its file as the bytes arrive, and the readers.
 
-The relay is an asyncio task started when the clip is created, so the clip is generated and saved even if
-the browser goes away; the page's player reads the growing file through `tail()`. Nothing holds more than
-one chunk of audio in memory. Relays are tracked per process (`_relays`) to wake the readers of a clip as
-soon as bytes land; a reader in another process polls the file and the clip's status instead.
+The relay is a background job (playground/lib/detached.py) started when the clip is created, so the clip is
+generated and saved even if the browser goes away; the page's player reads the growing file through `tail()`.
+Nothing holds more than one chunk of audio in memory. Relays are tracked per process to wake the readers of a
+clip as soon as bytes land; a reader in another process polls the file and the clip's status instead. A clip
+whose process died is ended as incomplete by the heartbeat sweep (`sweep`), whichever process runs it.
 """
 
 import asyncio
-import contextvars
 import dataclasses
 import logging
 import secrets
@@ -16,6 +16,7 @@ from pathlib import Path
 
 from django.utils import timezone
 
+from playground.lib import detached
 from playground.speech.audio import wav_header
 from playground.speech.models import SpeechClip
 from playground.upstream import client
@@ -25,8 +26,12 @@ log = logging.getLogger(__name__)
 
 READ_SIZE = 64 * 1024
 POLL_SECONDS = 0.25
-# A clip still "streaming" whose file has not grown for this long lost its relay (e.g. a server restart).
-STALE_SECONDS = 120
+KIND = "speech"  # relays in the background-work registry, keyed by clip pk
+INTERRUPTED = {
+    "title": "Interrupted",
+    "message": "The server stopped before the clip was complete.",
+    "next_step": "Generate the clip again.",
+}
 
 
 class Relay:
@@ -44,8 +49,31 @@ class Relay:
     def waiter(self) -> asyncio.Event:
         return self._event
 
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
 
-_relays: dict[int, Relay] = {}
+
+def _relay_of(pk: int) -> Relay | None:
+    return detached.get(KIND, pk)
+
+
+def beat(live: list) -> None:
+    SpeechClip.objects.filter(pk__in=live, status=SpeechClip.STREAMING).update(heartbeat=timezone.now())
+
+
+def sweep(cutoff, live: list) -> int:
+    """End the clips nobody stamped since `cutoff` (their process died) as incomplete, with the bytes saved."""
+    ended = 0
+    for clip in SpeechClip.objects.filter(status=SpeechClip.STREAMING, heartbeat__lt=cutoff).exclude(pk__in=live):
+        try:
+            size = clip.path.stat().st_size if clip.file else 0
+        except OSError:
+            size = 0
+        ended += SpeechClip.objects.filter(pk=clip.pk, status=SpeechClip.STREAMING).update(
+            status=SpeechClip.INCOMPLETE, error=INTERRUPTED, finished=timezone.now(), bytes=size
+        )
+    return ended
 
 
 def request_body(clip: SpeechClip) -> dict:
@@ -98,11 +126,8 @@ async def start_clip(
         endpoint = dataclasses.replace(endpoint, headers=(*endpoint.headers, *headers.items()))
     started: asyncio.Future = asyncio.get_running_loop().create_future()
     relay = Relay()
-    _relays[clip.pk] = relay
-    # A fresh context: the relay outlives the request, whose thread-sensitive executor closes with it.
-    relay.task = asyncio.create_task(
-        _relay(clip, endpoint, relay, started), name=f"speech-clip-{clip.pk}", context=contextvars.Context()
-    )
+    detached.track(KIND, clip.pk, relay)
+    relay.task = detached.spawn(_relay(clip, endpoint, relay, started), name=f"speech-clip-{clip.pk}")
     try:
         await started
     except UpstreamError:
@@ -131,11 +156,7 @@ async def _relay(clip: SpeechClip, endpoint, relay: Relay, started: asyncio.Futu
             return
         error = exc.as_dict()
     except asyncio.CancelledError:
-        error = {
-            "title": "Stopped",
-            "message": "The server stopped before the clip was complete.",
-            "next_step": "Generate the clip again.",
-        }
+        error = INTERRUPTED
         raise
     except Exception as exc:
         log.exception("speech relay of clip %s failed", clip.pk)
@@ -159,13 +180,13 @@ async def _relay(clip: SpeechClip, endpoint, relay: Relay, started: asyncio.Futu
             else:
                 await asyncio.to_thread(path.unlink, missing_ok=True)
         finally:
-            _relays.pop(clip.pk, None)
+            detached.untrack(KIND, clip.pk, relay)
             relay.notify()
 
 
 async def wait(clip: SpeechClip) -> SpeechClip:
     """Wait for the relay of a clip started in this process, then return it refreshed."""
-    relay = _relays.get(clip.pk)
+    relay = _relay_of(clip.pk)
     if relay and relay.task:
         await asyncio.wait([relay.task])
     await clip.arefresh_from_db()
@@ -183,7 +204,7 @@ async def tail(clip: SpeechClip, *, playable: bool = True) -> AsyncIterator[byte
     source = None
     try:
         while True:
-            relay = _relays.get(clip.pk)
+            relay = _relay_of(clip.pk)
             waiter = relay.waiter() if relay else None
             if source is None:
                 source = await _open(clip.path)
@@ -203,17 +224,7 @@ async def tail(clip: SpeechClip, *, playable: bool = True) -> AsyncIterator[byte
                 while source and (data := await asyncio.to_thread(source.read, READ_SIZE)):
                     yield data
                 return
-            if await _is_stale(clip):
-                await SpeechClip.objects.filter(pk=clip.pk, status=SpeechClip.STREAMING).aupdate(
-                    status=SpeechClip.INCOMPLETE,
-                    error={
-                        "title": "Interrupted",
-                        "message": "The clip stopped growing before it was complete.",
-                        "next_step": "Generate the clip again.",
-                    },
-                    finished=timezone.now(),
-                )
-                return
+            # A clip whose process died is ended by the heartbeat sweep; this reader then sees it finished.
             await asyncio.sleep(POLL_SECONDS)
     finally:
         if source:
@@ -225,14 +236,6 @@ async def _open(path: Path):
         return await asyncio.to_thread(open, path, "rb")
     except FileNotFoundError:
         return None
-
-
-async def _is_stale(clip: SpeechClip) -> bool:
-    try:
-        modified = (await asyncio.to_thread(clip.path.stat)).st_mtime
-    except FileNotFoundError:
-        modified = clip.created.timestamp()
-    return timezone.now().timestamp() - modified > STALE_SECONDS
 
 
 async def read_range(path: Path, prefix: bytes, start: int, end: int) -> AsyncIterator[bytes]:
@@ -258,9 +261,7 @@ async def read_range(path: Path, prefix: bytes, start: int, end: int) -> AsyncIt
 
 def delete_clip(clip: SpeechClip) -> None:
     """Delete the clip and its file, stopping its relay if it is still running in this process."""
-    relay = _relays.get(clip.pk)
-    if relay and relay.task:
-        relay.loop.call_soon_threadsafe(relay.task.cancel)
+    detached.cancel(KIND, clip.pk)
     clip.delete_file()
     clip.delete()
 

@@ -7,7 +7,7 @@ from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_POST, require_safe
 from django_htmx.http import reswap, retarget
 
 from playground.catalog.models import CatalogModel
@@ -26,7 +26,8 @@ def _voices_for(connection) -> tuple[list[dict], UpstreamError | None]:
     try:
         return async_to_sync(services.list_voices)(connection), None
     except UpstreamError as error:
-        return [], error
+        # A provider without custom voices (an OpenAI-style one) has no voice list: that is not a failure.
+        return [], None if error.status in (404, 405) else error
 
 
 def _form(request, data=None, initial=None) -> tuple[SpeechForm, UpstreamError | None]:
@@ -128,7 +129,7 @@ def status(request, pk):
     return render(request, "speech/_clip_status.html", {"clip": clip})
 
 
-@require_GET
+@require_safe
 async def download(request, pk, variant=""):
     """The saved file with Range support; `wav` of a pcm clip adds a WAV header built from its sample rate."""
     clip = await aget_clip(request, pk)

@@ -16,11 +16,11 @@ from django.conf import settings
 from httpx_sse import SSEError, aconnect_sse
 
 from playground.upstream.errors import UpstreamError, limit_type_in
-from playground.upstream.guard import check_url
+from playground.upstream.guard import PinnedBackend, check_url
 
 log = logging.getLogger(__name__)
 
-_clients: dict[asyncio.AbstractEventLoop, httpx.AsyncClient] = {}
+_clients: dict[tuple[asyncio.AbstractEventLoop, bool], httpx.AsyncClient] = {}
 
 
 @dataclass(frozen=True)
@@ -47,27 +47,38 @@ class Result:
     headers: dict[str, str]
 
 
-def get_client() -> httpx.AsyncClient:
+def _pinned_transport(limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
+    """A transport whose connections go to the address the guard checked (no second DNS lookup)."""
+    transport = httpx.AsyncHTTPTransport(limits=limits)
+    pool = transport._pool  # httpx exposes no network_backend option; httpcore's pool takes one.
+    pool._network_backend = PinnedBackend(pool._network_backend)
+    return transport
+
+
+def get_client(trusted: bool = False) -> httpx.AsyncClient:
+    """The shared client of this event loop; untrusted endpoints get the one with the pinned transport."""
     loop = asyncio.get_running_loop()
-    client = _clients.get(loop)
+    client = _clients.get((loop, trusted))
     if client is None or client.is_closed:
+        limits = httpx.Limits(
+            max_connections=settings.UPSTREAM_MAX_CONNECTIONS,
+            max_keepalive_connections=min(100, settings.UPSTREAM_MAX_CONNECTIONS),
+        )
         client = httpx.AsyncClient(
             timeout=httpx.Timeout(settings.UPSTREAM_TIMEOUT, connect=settings.UPSTREAM_CONNECT_TIMEOUT),
-            limits=httpx.Limits(
-                max_connections=settings.UPSTREAM_MAX_CONNECTIONS,
-                max_keepalive_connections=min(100, settings.UPSTREAM_MAX_CONNECTIONS),
-            ),
+            limits=limits,
+            transport=None if trusted else _pinned_transport(limits),
             follow_redirects=False,
         )
-        _clients[loop] = client
+        _clients[(loop, trusted)] = client
     return client
 
 
 async def close_clients() -> None:
-    for loop, client in list(_clients.items()):
-        if loop is asyncio.get_running_loop():
+    for key, client in list(_clients.items()):
+        if key[0] is asyncio.get_running_loop():
             await client.aclose()
-        _clients.pop(loop, None)
+        _clients.pop(key, None)
 
 
 def install_shutdown_hook() -> None:
@@ -83,6 +94,11 @@ def install_shutdown_hook() -> None:
         return defer.Deferred.fromFuture(asyncio.ensure_future(close_clients()))
 
     reactor.addSystemEventTrigger("before", "shutdown", close)
+
+
+def trace_id_of(headers) -> str:
+    """The provider's id of a request: the spec's trace header, else the `x-request-id` of OpenAI-style providers."""
+    return headers.get("x-service-trace-id") or headers.get("x-request-id") or ""
 
 
 async def _check(endpoint: Endpoint) -> None:
@@ -118,6 +134,18 @@ def _error_from_response(response: httpx.Response, body: bytes) -> UpstreamError
         data=data,
         limit_type=limit_type_in(message) if response.status_code == 429 else None,
         retry_after=retry_after,
+        trace_id=trace_id_of(response.headers),
+    )
+
+
+def _redirect_error(response: httpx.Response) -> UpstreamError:
+    """API calls are never redirected: a 3xx means the base URL is wrong (http:// for https://, a moved host)."""
+    location = response.headers.get("location", "")
+    target = str(response.url.join(location)) if location else "another address"
+    return UpstreamError(
+        kind="http",
+        status=response.status_code,
+        message=f"The provider redirected to {target}; check the base URL.",
         trace_id=response.headers.get("x-service-trace-id", ""),
     )
 
@@ -137,9 +165,11 @@ async def request(endpoint: Endpoint, method: str, path: str, **kwargs) -> Resul
     url = endpoint.url(path)
     headers = {**endpoint.auth_headers(), **kwargs.pop("headers", {})}
     try:
-        response = await get_client().request(method, url, headers=headers, **kwargs)
+        response = await get_client(endpoint.trusted).request(method, url, headers=headers, **kwargs)
     except httpx.HTTPError as exc:
         raise _transport_error(exc, url) from None
+    if 300 <= response.status_code < 400:
+        raise _redirect_error(response)
     if response.status_code >= 400:
         raise _error_from_response(response, response.content)
     data: object = response.content
@@ -152,7 +182,7 @@ async def request(endpoint: Endpoint, method: str, path: str, **kwargs) -> Resul
             raise UpstreamError(kind="stream", message="The provider sent invalid JSON.") from None
     return Result(
         data=data,
-        trace_id=response.headers.get("x-service-trace-id", ""),
+        trace_id=trace_id_of(response.headers),
         status=response.status_code,
         headers=dict(response.headers),
     )
@@ -164,7 +194,7 @@ class ChatStream:
     def __init__(self, source, response: httpx.Response):
         self._source = source
         self.response = response
-        self.trace_id = response.headers.get("x-service-trace-id", "")
+        self.trace_id = trace_id_of(response.headers)
         self.done = False
 
     async def __aiter__(self) -> AsyncIterator[dict]:
@@ -202,13 +232,15 @@ async def chat_stream(endpoint: Endpoint, body: dict, headers: dict | None = Non
     url = endpoint.url("chat/completions")
     try:
         async with aconnect_sse(
-            get_client(),
+            get_client(endpoint.trusted),
             "POST",
             url,
             json={**body, "stream": True},
             headers={**endpoint.auth_headers(), **(headers or {})},
         ) as source:
             response = source.response
+            if 300 <= response.status_code < 400:
+                raise _redirect_error(response)
             if response.status_code >= 400:
                 raise _error_from_response(response, await response.aread())
             if "text/event-stream" not in response.headers.get("content-type", ""):
@@ -216,7 +248,7 @@ async def chat_stream(endpoint: Endpoint, body: dict, headers: dict | None = Non
                 raise UpstreamError(
                     kind="stream",
                     message="The provider did not answer with an event stream.",
-                    trace_id=response.headers.get("x-service-trace-id", ""),
+                    trace_id=trace_id_of(response.headers),
                 )
             yield ChatStream(source, response)
     except httpx.HTTPError as exc:
@@ -237,9 +269,11 @@ async def speech_stream(endpoint: Endpoint, body: dict, headers: dict | None = N
     await _check(endpoint)
     url = endpoint.url("audio/speech")
     try:
-        async with get_client().stream(
+        async with get_client(endpoint.trusted).stream(
             "POST", url, json=body, headers={**endpoint.auth_headers(), **(headers or {})}
         ) as response:
+            if 300 <= response.status_code < 400:
+                raise _redirect_error(response)
             if response.status_code >= 400:
                 raise _error_from_response(response, await response.aread())
             yield response
@@ -255,7 +289,7 @@ async def iter_bytes(response: httpx.Response) -> AsyncIterator[bytes]:
     except httpx.HTTPError as exc:
         error = _transport_error(exc, str(response.url))
         error.kind = "stream"
-        error.trace_id = response.headers.get("x-service-trace-id", "")
+        error.trace_id = trace_id_of(response.headers)
         raise error from None
 
 

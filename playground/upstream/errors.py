@@ -48,6 +48,8 @@ class UpstreamError(Exception):
             return "The stream was cut off"
         if self.kind == "blocked":
             return "Address not allowed"
+        if 300 <= (self.status or 0) < 400:
+            return "The provider redirected the request"
         return {
             400: "The provider rejected the request",
             401: "API key rejected",
@@ -71,6 +73,8 @@ class UpstreamError(Exception):
         if self.kind == "blocked":
             return "Use a public provider address, or ask an administrator to allow this host."
         status = self.status or 0
+        if 300 <= status < 400:
+            return "Check the connection's base URL (scheme, host and path ending in /v1), then retry."
         if status == 429:
             limit = LIMIT_NAMES.get(self.limit_type or "", "a rate limit")
             wait = f" in {round(self.retry_after)} s" if self.retry_after else " later"

@@ -1,4 +1,4 @@
-// Small behaviours shared by every page: theme toggle, copy buttons, Ctrl/Cmd+K to search, tabs.
+// Small behaviours shared by every page: the phone menu, theme toggle, copy buttons, Ctrl/Cmd+K to search, tabs.
 (function () {
   "use strict";
 
@@ -44,7 +44,18 @@
     tab.dispatchEvent(new CustomEvent("tab:selected", { bubbles: true }));
   }
 
+  function setMenu(open) {
+    var button = document.querySelector(".nav-toggle");
+    var nav = document.getElementById("mainnav");
+    if (!button || !nav) return;
+    nav.classList.toggle("open", open);
+    button.setAttribute("aria-expanded", open ? "true" : "false");
+  }
+
   document.addEventListener("click", function (event) {
+    var toggle = event.target.closest(".nav-toggle");
+    if (toggle) { setMenu(toggle.getAttribute("aria-expanded") !== "true"); return; }
+    if (!event.target.closest("#mainnav")) setMenu(false);
     var target = event.target.closest("#theme-toggle, .copy-button, [role=tab], [data-toggle-drawer]");
     if (!target) return;
     if (target.id === "theme-toggle") toggleTheme();
@@ -57,6 +68,7 @@
   });
 
   document.addEventListener("keydown", function (event) {
+    if (event.key === "Escape") setMenu(false);
     if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "k") {
       var search = document.querySelector("[data-search]");
       if (search) { event.preventDefault(); search.focus(); search.select(); }
@@ -66,6 +78,19 @@
       var tabs = Array.from(tab.closest("[role=tablist]").querySelectorAll("[role=tab]"));
       var next = tabs[(tabs.indexOf(tab) + (event.key === "ArrowRight" ? 1 : tabs.length - 1)) % tabs.length];
       next.focus(); selectTab(next);
+    }
+  });
+
+  // Forms that ask first (data-confirm) and selects that submit their form on change (data-autosubmit):
+  // attributes instead of inline handlers, which the Content-Security-Policy forbids.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (form.dataset && form.dataset.confirm && !window.confirm(form.dataset.confirm)) event.preventDefault();
+  }, true);
+
+  document.addEventListener("change", function (event) {
+    if (event.target.matches && event.target.matches("[data-autosubmit]") && event.target.form) {
+      event.target.form.requestSubmit();
     }
   });
 

@@ -94,8 +94,30 @@
   // Behaviours a freshly inserted article needs: countdowns, and a subscription when it is streaming.
   function prepare(article) {
     startCountdowns(article);
+    startWaiting(article);
     if (window.htmx) window.htmx.process(article);
     if (article.dataset.status === "streaming") subscribe(article);
+  }
+
+  // "Waiting for the first token… 12 s": one ticking counter for every answer still waiting.
+  var waitingTimer = null;
+  function startWaiting(article) {
+    var waiting = article.querySelector(".waiting[data-waited]");
+    if (!waiting || waiting.dataset.since) return;
+    waiting.dataset.since = String(Date.now() - Number(waiting.dataset.waited || 0) * 1000);
+    if (!waitingTimer) waitingTimer = setInterval(tickWaiting, 1000);
+  }
+  function tickWaiting() {
+    var counters = thread.querySelectorAll('article[data-status="streaming"] .waiting[data-since]');
+    if (!counters.length) {
+      clearInterval(waitingTimer);
+      waitingTimer = null;
+      return;
+    }
+    counters.forEach(function (waiting) {
+      var shown = waiting.querySelector(".waited");
+      if (shown && !waiting.hidden) shown.textContent = Math.floor((Date.now() - Number(waiting.dataset.since)) / 1000) + " s";
+    });
   }
 
   // ---------------------------------------------------------------- websocket
@@ -112,6 +134,12 @@
     ws.onmessage = function (event) {
       var data;
       try { data = JSON.parse(event.data); } catch (e) { return; }
+      // A completed retry: the answer it replaces, kept until now, leaves the page.
+      if (data.type === "done" && data.replaced) {
+        var replaced = articleFor(data.replaced);
+        if (replaced) replaced.remove();
+      }
+      if (data.notice) showComposerError(data.notice);
       receive(data);
     };
     ws.onclose = function (event) {
@@ -427,6 +455,13 @@
     renderChips();
   }
 
+  // A change in the settings panel saves it, except a model or connection switch, which first re-renders the
+  // panel (an htmx trigger filter would do this, but filters need eval, which the Content-Security-Policy forbids).
+  document.addEventListener("change", function (event) {
+    var form = event.target.closest && event.target.closest("#settings-form");
+    if (form && !event.target.dataset.switch && window.htmx) window.htmx.trigger(form, "settings-change");
+  });
+
   document.addEventListener("change", function (event) {
     if (event.target.id !== "composer-files") return;
     addFiles(event.target.files);
@@ -622,7 +657,7 @@
     if (switched) {
       switched = false;
       var form = document.getElementById("settings-form");
-      if (form && window.htmx) window.htmx.trigger(form, "change");
+      if (form && window.htmx) window.htmx.trigger(form, "settings-change");
     }
     refreshPreview();
   });
@@ -640,9 +675,8 @@
     } else if (form.hasAttribute("data-retry")) {
       event.preventDefault();
       retry(form);
-    } else if (form.dataset.confirm && !window.confirm(form.dataset.confirm)) {
-      event.preventDefault();
     }
+    // data-confirm forms are handled by app.js on every page.
   });
 
   document.addEventListener("keydown", function (event) {
@@ -707,6 +741,7 @@
   if (localStorage.getItem("chat-panel-collapsed") && workspace) workspace.classList.add("panel-collapsed");
   if (workspace) syncPanelToggle();
   startCountdowns(thread);
+  thread.querySelectorAll('article[data-status="streaming"]').forEach(startWaiting);
   addSliders();
   syncAttach();
   updateComposer();

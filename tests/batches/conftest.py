@@ -1,34 +1,11 @@
 import time
 
 import httpx
-import pytest
-from django.core.management import call_command
 
 from playground.connections.models import Connection
 from tests.conftest import LOCAL_API_TEST_KEY
 
 HTMX = {"HX-Request": "true"}
-
-
-@pytest.fixture
-def catalog(transactional_db):
-    call_command("seed_catalog", verbosity=0)
-
-
-def web_session(live_server, client, user) -> httpx.Client:
-    """An HTTP client of the live server logged in as `user`, carrying the CSRF token like htmx does."""
-    client.force_login(user)
-    http = httpx.Client(base_url=live_server.url, timeout=60, cookies={"sessionid": client.cookies["sessionid"].value})
-    http.get("/batches/").raise_for_status()
-    http.headers["X-CSRFToken"] = http.cookies["csrftoken"]
-    return http
-
-
-@pytest.fixture
-def alice_http(live_server, client, alice, catalog):
-    http = web_session(live_server, client, alice)
-    yield http
-    http.close()
 
 
 def local_connection(user) -> Connection:

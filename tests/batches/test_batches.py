@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from playground.batches.models import TERMINAL, Batch
-from playground.catalog.models import CatalogModel
+from playground.catalog.services import add_by_hand
 from tests.batches.conftest import HTMX, add_connection, local_connection, wait_for_status
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -78,7 +78,7 @@ def test_the_written_requests_carry_the_system_prompt_and_max_tokens(alice_http,
     batch = Batch.objects.get(owner=alice)
     sent = httpx.get(
         f"{live_server.api_url}/files/{batch.input_file_id}/content",
-        headers={"Authorization": f"Bearer {live_server.api_key}"},
+        headers={"Authorization": f"Bearer {connection.get_key()}"},  # the file is Alice's key's own
     )
     lines = [json.loads(raw) for raw in sent.text.splitlines()]
     assert lines[0] == {
@@ -217,7 +217,7 @@ def test_cancel_stops_a_running_batch(alice_http, alice):
 
 def test_a_rejected_key_is_explained_with_the_next_step(alice_http, alice, live_server):
     broken = add_connection(alice, name="Broken", base_url=live_server.api_url, key="sk-wrong-key-0000")
-    hosted_model = CatalogModel.objects.for_connection(broken, kind="chat").first().model_id
+    hosted_model = add_by_hand(broken, "Qwen/Qwen3-8B").model_id
     response = alice_http.post("/batches/new/", data=form(broken, model=hosted_model), headers=HTMX)
     page = html.unescape(response.text)
     assert "API key rejected" in page and "(HTTP 401)" in page

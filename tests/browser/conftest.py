@@ -8,6 +8,12 @@ import warnings
 from pathlib import Path
 
 import pytest
+from django.core.files.storage import default_storage
+from django.core.management import call_command
+from playwright.sync_api import expect
+
+from playground.chat.models import Attachment, Conversation
+from playground.connections.models import ensure_local_connection
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
@@ -67,6 +73,28 @@ def log_in(context, client, user) -> None:
 def alice_page(context, client, alice):
     log_in(context, client, alice)
     return context.new_page()
+
+
+@pytest.fixture
+def open_chat(alice, alice_page, live_server):
+    """Open a fresh conversation of alice on a model; returns the page. Files it uploads are removed after."""
+    call_command("seed_catalog", verbosity=0)
+
+    def open_(model_id="local/chat", **fields):
+        conversation = Conversation.objects.create(
+            owner=alice, connection=ensure_local_connection(alice), model_id=model_id, **fields
+        )
+        alice_page.goto(f"/c/{conversation.pk}/")
+        expect(alice_page.get_by_role("textbox", name="Message")).to_be_visible()
+        # The websocket must be up before sending, or the first deltas arrive by snapshot only.
+        alice_page.wait_for_function("window.ChatClient !== undefined")
+        alice_page.wait_for_timeout(300)
+        return alice_page
+
+    yield open_
+    # The server saved the files under the shared MEDIA_ROOT: remove exactly those.
+    for name in Attachment.objects.values_list("file", flat=True):
+        default_storage.delete(name)
 
 
 def screenshot(page, name: str) -> Path:

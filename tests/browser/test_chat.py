@@ -18,25 +18,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 DONE = 60_000
 
 
-@pytest.fixture
-def open_chat(alice, alice_page, live_server):
-    """Open a fresh conversation of alice on a model; returns the page."""
-    call_command("seed_catalog", verbosity=0)
-
-    def open_(model_id="local/chat", **fields):
-        conversation = Conversation.objects.create(
-            owner=alice, connection=ensure_local_connection(alice), model_id=model_id, **fields
-        )
-        alice_page.goto(f"/c/{conversation.pk}/")
-        expect(alice_page.get_by_role("textbox", name="Message")).to_be_visible()
-        # The websocket must be up before sending, or the first deltas arrive by snapshot only.
-        alice_page.wait_for_function("window.ChatClient !== undefined")
-        alice_page.wait_for_timeout(300)
-        return alice_page
-
-    return open_
-
-
 def send(page, text: str):
     box = page.get_by_role("textbox", name="Message")
     box.fill(text)
@@ -122,6 +103,21 @@ def test_escape_stops_the_stream(open_chat):
     expect(answer).to_have_attribute("data-status", "stopped", timeout=15_000)
 
 
+def test_a_retried_stopped_answer_stays_until_the_new_one_is_complete(open_chat):
+    page = open_chat()
+    answer = send(page, "Write 200 words about lakes")
+    page.wait_for_function("node => node.innerText.length > 30", arg=answer.locator(".message-body").element_handle())
+    page.keyboard.press("Escape")
+    expect(answer).to_have_attribute("data-status", "stopped", timeout=15_000)
+    old_id = answer.get_attribute("data-message-id")
+    answer.get_by_role("button", name="Retry").click()
+    new = page.locator('article[data-role="assistant"]').last
+    expect(new).not_to_have_attribute("data-message-id", old_id)
+    expect(new).to_have_attribute("data-status", "complete", timeout=DONE)
+    expect(page.locator(f'article[data-message-id="{old_id}"]')).to_have_count(0)
+    assert not Message.objects.filter(pk=old_id).exists()
+
+
 def test_an_upstream_429_names_the_limit_and_offers_retry_after_a_countdown(open_chat):
     page = open_chat()
     answer = send(page, "Hello there [fault:429-rpm]")
@@ -139,10 +135,11 @@ def test_an_upstream_429_names_the_limit_and_offers_retry_after_a_countdown(open
     expect(retry).to_be_enabled(timeout=8000)
 
     retry.click()
-    # The failed answer is replaced by a new attempt (which meets the same fault again).
-    expect(page.locator(f'article[data-message-id="{answer.get_attribute("data-message-id")}"]')).to_have_count(0)
-    expect(page.locator('article[data-role="assistant"]')).to_have_count(1)
+    # A new attempt follows the failed answer, which stays until an attempt completes (this one meets the same
+    # fault again, so both stay).
+    expect(page.locator('article[data-role="assistant"]')).to_have_count(2)
     expect(page.locator('article[data-role="assistant"]').last).to_have_attribute("data-status", "error", timeout=DONE)
+    expect(page.locator(f'article[data-message-id="{answer.get_attribute("data-message-id")}"]')).to_have_count(1)
 
 
 def test_a_stream_cut_midway_keeps_the_partial_answer_and_offers_retry(open_chat):
@@ -194,7 +191,9 @@ def test_a_malicious_answer_is_rendered_inert(open_chat):
 def test_the_panel_shows_only_the_parameters_the_model_supports(open_chat):
     page = open_chat("local/reasoner")
     expect(page.get_by_label("thinking_budget")).to_be_visible()
-    expect(page.get_by_label("thinking_budget")).to_have_value("4096")
+    # The spec's default is a placeholder, not a value: nothing is sent until the user sets it.
+    expect(page.get_by_label("thinking_budget")).to_have_value("")
+    expect(page.get_by_label("thinking_budget")).to_have_attribute("placeholder", "4096")
     expect(page.get_by_label("temperature")).to_be_visible()
     screenshot(page, "chat-panel-reasoner")
 
@@ -221,7 +220,7 @@ def test_an_invalid_parameter_is_named_with_its_limit(open_chat):
     expect(page.locator("#panel")).to_contain_text("thinking_budget: must be at least 128")
 
 
-def test_the_request_tab_shows_the_exact_body_without_the_key(open_chat, live_server):
+def test_the_request_tab_shows_the_exact_body_without_the_key(open_chat, live_server, alice):
     page = open_chat("local/chat", system_prompt="Be brief.")
     page.get_by_role("textbox", name="Message").fill("Draft question")
     page.get_by_role("tab", name="Request").click()
@@ -229,7 +228,7 @@ def test_the_request_tab_shows_the_exact_body_without_the_key(open_chat, live_se
     expect(preview).to_contain_text('"model": "local/chat"')
     expect(preview).to_contain_text("Be brief.")
     expect(preview).to_contain_text("Draft question")
-    assert live_server.api_key not in preview.inner_text()
+    assert ensure_local_connection(alice).get_key() not in preview.inner_text()
 
 
 def test_a_narrow_screen_turns_the_panes_into_drawers(open_chat):
@@ -284,7 +283,7 @@ def test_code_blocks_are_highlighted_with_a_copy_button(open_chat):
     expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
     block = answer.locator(".code-block").first
     expect(block.locator("code.language-python")).to_be_visible()
-    assert block.locator("span.tok-kw").count() > 0
+    assert block.locator("span.tok-k").count() > 0
     copy = block.locator(".copy-button")
     expect(copy).to_have_accessible_name("Copy")
     copy.click()
@@ -405,3 +404,13 @@ def test_rename_duplicate_and_delete_from_the_toolbar(open_chat):
     expect(page.locator("#conversation-list a")).to_have_count(1)
     expect(page.locator("#conversation-list")).to_contain_text("Arithmetic")
     assert Conversation.objects.count() == 1
+
+
+def test_a_scripted_answer_is_rendered_as_markdown(open_chat):
+    """The local model says what the message's [say:…] directive states; the directive itself is not echoed."""
+    page = open_chat()
+    answer = send(page, "Greet me [say:Hello **world**, run `make test`.]")
+    expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
+    expect(answer.locator(".message-body strong")).to_have_text("world")
+    expect(answer.locator(".message-body code")).to_have_text("make test")
+    expect(answer.locator(".message-body")).to_have_text("Hello world, run make test.")

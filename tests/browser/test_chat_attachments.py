@@ -1,38 +1,14 @@
 """Attaching files in the chat composer, in Chromium against the live daphne server."""
 
 import pytest
-from django.core.files.storage import default_storage
-from django.core.management import call_command
 from PIL import Image
 from playwright.sync_api import expect
 
-from playground.chat.models import Attachment, Conversation
-from playground.connections.models import ensure_local_connection
 from tests.browser.conftest import screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 DONE = 60_000
-
-
-@pytest.fixture
-def open_chat(alice, alice_page, live_server):
-    call_command("seed_catalog", verbosity=0)
-
-    def open_(model_id):
-        conversation = Conversation.objects.create(
-            owner=alice, connection=ensure_local_connection(alice), model_id=model_id
-        )
-        alice_page.goto(f"/c/{conversation.pk}/")
-        expect(alice_page.get_by_role("textbox", name="Message")).to_be_visible()
-        alice_page.wait_for_function("window.ChatClient !== undefined")
-        alice_page.wait_for_timeout(300)
-        return alice_page
-
-    yield open_
-    # The server saved the files under the shared MEDIA_ROOT: remove exactly those.
-    for name in Attachment.objects.values_list("file", flat=True):
-        default_storage.delete(name)
 
 
 @pytest.fixture

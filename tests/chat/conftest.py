@@ -4,7 +4,6 @@ import asyncio
 
 import httpx
 import pytest
-from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 
 from playground.asgi import application
@@ -13,14 +12,6 @@ from playground.chat.models import Conversation, Message
 from playground.connections.models import Connection
 
 ORIGIN = [(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1")]
-
-
-@pytest.fixture(autouse=True)
-def fresh_channel_layer():
-    """The in-memory layer's queues belong to one event loop; each test runs in its own."""
-    channel_layers.backends.clear()
-    yield
-    channel_layers.backends.clear()
 
 
 @pytest.fixture

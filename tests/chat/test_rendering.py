@@ -1,9 +1,13 @@
+import html as html_lib
 import random
 import re
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 
-from playground.chat.rendering import BlockRenderer, highlight, render_markdown
+from playground.chat.highlighting import TOKEN_CLASSES, highlight, stylesheet
+from playground.chat.rendering import BlockRenderer, _cleaner, render_markdown
 
 
 def test_script_tags_are_shown_as_text_never_as_elements():
@@ -71,17 +75,19 @@ def test_strikethrough():
 def test_code_blocks_keep_their_language_class_highlighting_and_a_copy_button():
     html = render_markdown('```python\ndef f():\n    return "hi"  # note\n```\n')
     assert '<code class="language-python">' in html
-    assert '<span class="tok-kw">def</span>' in html
-    assert '<span class="tok-str">"hi"</span>' in html
-    assert '<span class="tok-com"># note</span>' in html
+    assert '<span class="tok-k">def</span>' in html
+    assert '<span class="tok-nf">f</span>' in html
+    assert '<span class="tok-s2">"hi"</span>' in html
+    assert '<span class="tok-c1"># note</span>' in html
     assert 'class="copy-button" data-copy-code=""' in html
 
 
-def test_code_is_escaped_inside_highlighting():
-    html = render_markdown('```js\nconst s = "<script>alert(1)</script>";\n```\n')
-    assert "<script" not in html
-    assert "&lt;script&gt;" in html
-    assert '<span class="tok-kw">const</span>' in html
+def test_a_script_inside_a_code_block_stays_inert_text():
+    for language in ("js", "html", "python", ""):
+        html = render_markdown(f'```{language}\nconst s = "<script>alert(1)</script>";\n```\n')
+        assert "<script" not in html, language
+        assert "&lt;script&gt;" in html or "&lt;</span>" in html, language
+    assert '<span class="tok-kd">const</span>' in render_markdown("```js\nconst a = 1;\n```\n")
 
 
 def test_a_hostile_language_name_cannot_inject_classes():
@@ -93,19 +99,51 @@ def test_a_hostile_language_name_cannot_inject_classes():
 @pytest.mark.parametrize(
     ("language", "code", "expected"),
     [
-        ("go", "func main() { return 42 }", '<span class="tok-num">42</span>'),
-        ("bash", "echo $HOME # hi", '<span class="tok-com"># hi</span>'),
-        ("sql", "SELECT 1 -- one", '<span class="tok-kw">SELECT</span>'),
-        ("json", '{"a": true}', '<span class="tok-kw">true</span>'),
-        ("rust", "fn main() {}", '<span class="tok-fn">main</span>'),
+        ("python", "import os\n", '<span class="tok-kn">import</span>'),
+        ("js", "function f() { return 42 }\n", '<span class="tok-mf">42</span>'),
+        ("javascript", "// hi\n", '<span class="tok-c1">// hi</span>'),
+        ("json", '{"a": true}\n', '<span class="tok-kc">true</span>'),
+        ("json", '{"a": true}\n', '<span class="tok-nt">"a"</span>'),
+        ("bash", "echo $HOME # hi\n", '<span class="tok-c1"># hi</span>'),
+        ("sh", "echo $HOME\n", '<span class="tok-nv">$HOME</span>'),
+        ("sql", "SELECT 1 -- one\n", '<span class="tok-k">SELECT</span>'),
+        ("rust", "fn main() {}\n", '<span class="tok-nf">main</span>'),
     ],
 )
 def test_highlighting_covers_common_languages(language, code, expected):
-    assert expected in highlight(code, language)
+    html = render_markdown(f"```{language}\n{code}```\n")
+    assert expected in html
 
 
-def test_unknown_languages_are_only_escaped():
-    assert highlight("a < b", "brainfuck") == "a &lt; b"
+def test_highlighting_keeps_the_text_and_only_adds_spans():
+    code = 'x = {"a": [1, 2.5]}  # <b>&</b>\n\n\nprint(x)\n'
+    html = highlight(code, "python")
+    assert html_lib.unescape(re.sub(r"</?span[^>]*>", "", html)) == code
+    assert highlight("a < b", "python").endswith('<span class="tok-n">b</span>')
+
+
+def test_unknown_or_missing_languages_are_only_escaped():
+    assert highlight("a < b & c", "not-a-language") == "a &lt; b &amp; c"
+    assert highlight("a < b", "") == "a &lt; b"
+    html = render_markdown("```\ndef f(): pass\n```\n")
+    assert '<span class="tok-' not in html
+    assert "def f(): pass" in html
+
+
+def test_the_sanitizer_allows_exactly_the_token_classes_pygments_emits():
+    from pygments.token import STANDARD_TYPES
+
+    assert {f"tok-{name}" for name in STANDARD_TYPES.values() if name} == TOKEN_CLASSES
+    # A class outside the list is dropped, even on a span.
+    html = render_markdown("```python\nx\n```\n").replace("tok-n", "tok-evil")
+    assert "tok-evil" not in _cleaner.clean(html)
+
+
+def test_the_committed_stylesheet_is_the_generated_one():
+    assert (Path(settings.BASE_DIR) / "static/css/highlight.css").read_text() == stylesheet()
+    css = stylesheet()
+    for token_class in ("tok-k", "tok-s2", "tok-c1", "tok-nf", "tok-mi"):
+        assert css.count(f".{token_class} ") == 4  # light and dark, chosen and automatic
 
 
 SAMPLES = {

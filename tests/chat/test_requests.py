@@ -4,6 +4,7 @@ import json
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.urls import reverse
 
 from playground.chat import services
 from playground.chat.models import Message
@@ -109,7 +110,7 @@ CASES = [
         {"enable_thinking": True, "thinking_budget": 1024},
         {"enable_thinking": True, "thinking_budget": 1024},
     ),
-    ("local/reasoner-pro", {"enable_thinking": True, "reasoning_effort": "max"}, {"reasoning_effort": "max"}),
+    ("local/reasoner-effort", {"enable_thinking": True, "reasoning_effort": "max"}, {"reasoning_effort": "max"}),
     ("local/minp", {"min_p": 0.05}, {"min_p": 0.05}),
 ]
 
@@ -126,7 +127,46 @@ def test_parameters_the_model_does_not_support_are_never_sent(make_conversation)
         make_conversation("local/chat", params={"min_p": 0.1, "thinking_budget": 500, "reasoning_effort": "max"})
     )
     assert not {"min_p", "thinking_budget", "enable_thinking", "reasoning_effort"} & set(body)
-    assert body["stream"] is True and body["top_p"] == 0.7
+    assert body["stream"] is True and "top_p" not in body
+
+
+SAMPLING = {"temperature", "top_p", "top_k", "min_p", "frequency_penalty", "presence_penalty", "n", "seed"}
+
+
+@pytest.mark.parametrize("model_id", ["local/chat", "local/reasoner", "local/minp", "local/reasoner-effort"])
+def test_a_panel_left_untouched_sends_no_parameter_the_user_did_not_set(make_conversation, model_id):
+    body = body_of(make_conversation(model_id))
+    assert set(body) == {"model", "messages", "stream", "stream_options"}
+    assert body["stream_options"] == {"include_usage": True}
+
+
+def test_the_panel_shows_the_spec_defaults_as_placeholders_not_values(alice_client, make_conversation):
+    conversation = make_conversation("local/reasoner")
+    page = alice_client.get(reverse("chat:conversation", args=[conversation.pk])).content.decode()
+    temperature = page[page.index('name="temperature"') :].split(">", 1)[0]
+    assert 'placeholder="0.7"' in temperature and "value=" not in temperature
+    assert "provider default (on)" in page and "provider default (text)" in page
+
+
+def test_top_k_reaches_only_models_that_take_it(make_conversation):
+    from playground.catalog.models import CatalogModel
+
+    conversation = make_conversation("local/chat", params={"top_k": 20, "min_p": 0.2})
+    assert body_of(conversation)["top_k"] == 20
+    connection = conversation.connection
+    seeded = CatalogModel.objects.get(connection=None, scope="local", model_id="local/chat")
+    seeded.pk, seeded.connection, seeded.scope, seeded.top_k = None, connection, "connection", False
+    seeded.save()
+    body = body_of(conversation)
+    assert "top_k" not in body and "min_p" not in body
+
+
+def test_no_stream_options_without_streaming_or_when_the_connection_turned_them_off(make_conversation):
+    assert "stream_options" not in body_of(make_conversation(params={"stream": False}))
+    conversation = make_conversation()
+    conversation.connection.include_usage = False
+    conversation.connection.save()
+    assert "stream_options" not in body_of(conversation)
 
 
 def test_thinking_switched_off_sends_no_budget(make_conversation):
@@ -157,3 +197,10 @@ async def test_the_local_api_accepts_a_body_with_every_parameter_of_a_reasoning_
     assert message.status == "complete", message.error
     assert message.params["thinking_budget"] == 256 and message.params["n"] == 2
     assert len(message.choices) == 1 and message.choices[0]
+
+
+def test_a_model_the_catalog_does_not_know_gets_no_capability_parameter(make_conversation):
+    params = {"top_k": 20, "min_p": 0.1, "enable_thinking": True, "temperature": 0.5}
+    body = body_of(make_conversation("acme/unknown", params=params))
+    assert body["model"] == "acme/unknown" and body["temperature"] == 0.5
+    assert not {"top_k", "min_p", "enable_thinking"} & set(body)

@@ -187,13 +187,14 @@ def test_the_sweep_marks_only_stale_streaming_messages(alice, make_conversation)
 async def test_reasoning_streams_into_its_own_field(live_server, alice, make_conversation):
     conversation = await sync_to_async(make_conversation)("local/reasoner")
     ws = await connect(conversation.pk, alice)
-    turn = await services.send(conversation, "what is 17 * 23?", headers=UNLIMITED)
+    content = "what is 17 * 23? [think:17 × 23 = 340 + 51 = 391.] [say:It is **391**.]"
+    turn = await services.send(conversation, content, headers=UNLIMITED)
     events = await receive_until_final(ws, turn.assistant.pk)
     await ws.disconnect()
     message = await Message.objects.aget(pk=turn.assistant.pk)
-    assert message.reasoning and message.content
+    assert (message.reasoning, message.content) == ("17 × 23 = 340 + 51 = 391.", "It is **391**.")
     assert "".join(e.get("reasoning", "") for e in events if e["type"] == "delta") == message.reasoning
-    assert "391" in message.content
+    assert "<strong>391</strong>" in events[-1]["html"]
 
 
 async def test_non_streaming_mode_gives_one_done_event(live_server, alice, make_conversation):

@@ -228,16 +228,16 @@ def test_the_panel_shows_only_the_parameters_the_model_supports(alice_client, ma
     assert conversation.model_id == "local/chat"
 
 
-def test_the_request_preview_is_the_exact_body_and_never_the_key(alice_client, make_conversation, settings):
-    settings.LOCAL_API_KEYS = ["sk-local-secret-key-for-this-test"]
+def test_the_request_preview_is_the_exact_body_and_never_the_key(alice_client, alice, make_conversation):
     conversation = make_conversation(system_prompt="Be brief.")
+    key = alice.connections.get(is_local=True).get_key()
     response = alice_client.get(reverse("chat:request_preview", args=[conversation.pk]), {"content": "hi"})
     body = json.loads(response.content)
     assert body == services.preview_request(conversation, "hi").body
     assert body["messages"][-1] == {"role": "user", "content": "hi"} and body["stream"] is True
-    assert "sk-local-secret" not in response.content.decode()
+    assert key not in response.content.decode()
     page = alice_client.get(reverse("chat:conversation", args=[conversation.pk])).content.decode()
-    assert "sk-local-secret" not in page
+    assert key not in page
 
 
 @pytest.mark.django_db(transaction=True)
@@ -263,7 +263,7 @@ async def test_send_returns_both_messages_and_the_answer_is_saved(live_server, a
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_retry_replaces_a_failed_answer_with_a_new_generation(
+async def test_retry_replaces_a_failed_answer_once_the_new_one_is_complete(
     live_server, alice, async_client, make_conversation
 ):
     from asgiref.sync import sync_to_async
@@ -278,11 +278,13 @@ async def test_retry_replaces_a_failed_answer_with_a_new_generation(
     response = await async_client.post(
         reverse("chat:retry", args=[conversation.pk, failed.pk]), headers={"HX-Request": "true"}
     )
-    assert 'data-status="streaming"' in response.content.decode()
-    assert not await Message.objects.filter(pk=failed.pk).aexists()
-    retried = await Message.objects.aget(conversation=conversation, role="assistant")
+    html = response.content.decode()
+    assert 'data-status="streaming"' in html and f'data-message-id="{failed.pk}"' in html
+    # The failed answer stays until the new one is complete, then goes.
+    retried = await Message.objects.exclude(pk=failed.pk).aget(conversation=conversation, role="assistant")
     retried = await finish(retried.pk)
     assert retried.status == "complete" and retried.content
+    assert not await Message.objects.filter(pk=failed.pk).aexists()
 
 
 @pytest.mark.django_db(transaction=True)

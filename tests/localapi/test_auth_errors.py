@@ -55,8 +55,9 @@ def test_rate_limit_faults_name_the_limit_type(api, limit):
     )
     assert response.status_code == 429
     body = response.json()
-    assert set(body) == {"message", "data"}
-    assert limit in body["message"]
+    assert set(body) == {"message", "data", "type"}
+    assert body["type"] == "rate_limit_exceeded"
+    assert limit in body["message"] and "per" in body["message"]  # e.g. "RPM (requests per minute)"
     assert body["data"] == limit
     assert response.headers["Retry-After"] == "12"
 
@@ -75,17 +76,23 @@ def test_unknown_fault_is_400(api):
 
 
 def test_real_rate_limits_per_key(tmp_path):
-    """A separate server with tiny limits: the 4th request in a minute is refused with RPM."""
+    """A separate server with tiny limits: the 4th request in a minute is refused with RPM, for that key only."""
     port = free_port()
-    process = start_server(port, tmp_path / "server.log", LOCAL_API_RPM="3", LOCAL_API_TPM="1000000")
+    process = start_server(
+        port, tmp_path / "server.log", LOCAL_API_RPM="3", LOCAL_API_TPM="1000000", LOCAL_API_KEYS="sk-one,sk-two"
+    )
     try:
         url = f"http://127.0.0.1:{port}/local/v1/chat/completions"
-        headers = {"Authorization": "Bearer sk-local-test-0123456789abcdef"}
+        headers = {"Authorization": "Bearer sk-one"}
         statuses = [httpx.post(url, json=BODY, headers=headers, timeout=30).status_code for _ in range(4)]
         assert statuses == [200, 200, 200, 429]
         response = httpx.post(url, json=BODY, headers=headers, timeout=30)
         assert response.json()["data"] == "RPM"
+        assert response.json()["type"] == "rate_limit_exceeded"
+        assert "requests per minute" in response.json()["message"]
         assert 1 <= int(response.headers["Retry-After"]) <= 60
+        other = httpx.post(url, json=BODY, headers={"Authorization": "Bearer sk-two"}, timeout=30)
+        assert other.status_code == 200
     finally:
         stop_server(process)
 
@@ -100,6 +107,7 @@ def test_token_limit_names_tpm(tmp_path):
         assert httpx.post(url, json=long, headers=headers, timeout=30).status_code == 200
         response = httpx.post(url, json=long, headers=headers, timeout=30)
         assert response.status_code == 429
-        assert "TPM" in response.json()["message"]
+        assert "TPM (tokens per minute)" in response.json()["message"]
+        assert response.json()["type"] == "rate_limit_exceeded"
     finally:
         stop_server(process)

@@ -15,8 +15,8 @@ from playground.localapi.engines import batches as engine
 from playground.localapi.models import Batch
 from tests.conftest import LOCAL_API_TEST_KEY, free_port, start_server, stop_server
 
-OWNER = keys.owner_of(LOCAL_API_TEST_KEY)
-OTHER_OWNER = keys.owner_of("sk-someone-else")
+OWNER = keys.digest(LOCAL_API_TEST_KEY)
+OTHER_OWNER = keys.digest("sk-someone-else")
 AUTH = {"Authorization": f"Bearer {LOCAL_API_TEST_KEY}"}
 FAST_SERVER = {"LOCAL_API_TOKEN_RATE": "0", "LOCAL_API_BATCH_STALE_SECONDS": "2"}
 
@@ -172,6 +172,7 @@ def test_a_batch_runs_to_completed_with_output_and_error_files(live_server):
     for file_id in (batch["output_file_id"], batch["error_file_id"]):
         meta = get(live_server.api_url, f"/files/{file_id}").json()
         assert meta["purpose"] == "batch_output"
+        assert meta["status"] == "processed"  # the batch is done writing it
         assert meta["bytes"] == len(get(live_server.api_url, f"/files/{file_id}/content").content)
 
 

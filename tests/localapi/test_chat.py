@@ -231,24 +231,26 @@ def test_long_answer_has_about_the_requested_number_of_words(api):
     assert "## " in text
 
 
+FRUITS = "[say:1. apple\n2. banana\n3. cherry\n4. mango]"
+
+
 def test_stop_sequence_never_appears_in_the_text(api):
-    response = chat(api, "list 5 fruits", stop=["cherry"])
-    text = answer(response)
-    assert "banana" in text
-    assert "cherry" not in text
+    response = chat(api, FRUITS, stop=["cherry", "kiwi"])
+    assert answer(response) == "1. apple\n2. banana\n3. "
     assert response.json()["choices"][0]["finish_reason"] == "stop"
 
 
 def test_stop_accepts_a_single_string_and_null(api):
-    assert "apple" not in answer(chat(api, "list 5 fruits", stop="apple"))
-    assert "apple" in answer(chat(api, "list 5 fruits", stop=None))
+    assert answer(chat(api, FRUITS, stop="banana")) == "1. apple\n2. "
+    assert answer(chat(api, FRUITS, stop=None)) == "1. apple\n2. banana\n3. cherry\n4. mango"
 
 
 def test_max_tokens_cuts_the_answer_with_finish_reason_length(api):
-    response = chat(api, "write 500 words about trees", max_tokens=10)
+    response = chat(api, "[say:Trees grow slowly, and their rings record every dry summer.]", max_tokens=5)
     body = response.json()
+    assert body["choices"][0]["message"]["content"] == "Trees grow slowly, and"
     assert body["choices"][0]["finish_reason"] == "length"
-    assert body["usage"]["completion_tokens"] == 10
+    assert body["usage"]["completion_tokens"] == 5
 
 
 def test_n_gives_distinct_choices(api):

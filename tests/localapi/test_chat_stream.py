@@ -65,11 +65,12 @@ def test_reasoning_is_streamed_before_content(api):
 
 
 def test_stop_and_max_tokens_apply_to_streams(api):
-    parsed = chunks(events(api, "list 5 fruits", stop=["cherry"]))
-    assert "cherry" not in text_of(parsed)
-    parsed = chunks(events(api, "write 300 words about clouds", max_tokens=7))
+    parsed = chunks(events(api, "[say:apple banana cherry mango]", stop=["cherry"]))
+    assert text_of(parsed) == "apple banana "
+    parsed = chunks(events(api, "[say:Clouds drift over the hills, grey and slow, all day long.]", max_tokens=7))
     assert parsed[-1]["choices"][0]["finish_reason"] == "length"
     assert sum(1 for c in parsed if c["choices"][0]["delta"].get("content")) == 7
+    assert text_of(parsed) == "Clouds drift over the hills, grey"
 
 
 def test_n_streams_every_choice_with_its_index(api):
@@ -89,7 +90,8 @@ def test_tool_calls_stream_in_openai_chunk_format(api):
             "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
         },
     }
-    parsed = chunks(events(api, "What's the weather in Lima?", model="local/tools", tools=[tool]))
+    content = 'What\'s the weather in Lima? [call:get_weather {"city": "Lima"}]'
+    parsed = chunks(events(api, content, model="local/tools", tools=[tool]))
     calls = [c["choices"][0]["delta"]["tool_calls"] for c in parsed if c["choices"][0]["delta"].get("tool_calls")]
     assert calls[0][0]["id"].startswith("call_")
     assert calls[0][0]["function"]["name"] == "get_weather"

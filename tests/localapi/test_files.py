@@ -8,7 +8,7 @@ import pytest
 from playground.localapi import keys
 from playground.localapi.engines import batches as engine
 
-OTHER_OWNER = keys.owner_of("sk-someone-else")
+OTHER_OWNER = keys.digest("sk-someone-else")
 
 
 def line(custom_id: str, **overrides) -> dict:
@@ -52,6 +52,7 @@ def test_an_uploaded_file_is_returned_as_an_openai_file_object(live_server):
     assert body["bytes"] == len(data)
     assert body["filename"] == "mine.jsonl"
     assert body["purpose"] == "batch"
+    assert body["status"] == "processed"  # validated on upload; never null
     assert isinstance(body["created_at"], int)
     assert response.headers["x-service-trace-id"]
 

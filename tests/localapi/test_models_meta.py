@@ -1,10 +1,6 @@
-"""GET /models, the debug endpoint's auth, and the key command."""
+"""GET /models and the debug endpoint's auth."""
 
 import httpx
-import pytest
-from django.core.management import call_command
-
-from playground.localapi import keys
 
 
 def test_models_lists_every_family_in_openai_shape(api):
@@ -29,21 +25,3 @@ def test_models_lists_every_family_in_openai_shape(api):
 def test_models_and_debug_need_a_key(live_server):
     for path in ("/models", "/debug/streams"):
         assert httpx.get(live_server.api_url + path).status_code == 401
-
-
-@pytest.mark.django_db
-def test_localapi_key_prints_a_generated_key_that_is_then_valid(settings, capsys):
-    settings.LOCAL_API_KEYS = []
-    keys._generated.clear()
-    call_command("localapi_key")
-    key = capsys.readouterr().out.strip()
-    assert key.startswith("sk-local-")
-    assert keys.is_valid(key)
-    assert not keys.is_valid(key + "x")
-    keys._generated.clear()
-
-
-def test_localapi_key_prints_the_configured_key(settings, capsys):
-    settings.LOCAL_API_KEYS = ["sk-configured"]
-    call_command("localapi_key")
-    assert capsys.readouterr().out.strip() == "sk-configured"

@@ -1,5 +1,6 @@
-"""The OpenAPI document of /local/v1: valid OpenAPI 3.1, in step with urls.py, and true of the live server
-(schemathesis: no server errors, documented status codes, content types and response schemas)."""
+"""The OpenAPI document of /local/v1: valid OpenAPI 3.1, in step with urls.py (every route with exactly its
+methods), and true of the live server (schemathesis: no server errors, documented status codes, content types
+and response schemas). Its request fields are checked against the code in test_openapi_fields.py."""
 
 import copy
 import json
@@ -106,6 +107,17 @@ def test_every_documented_operation_is_routed_on_the_server(live_server):
         assert not response.text.startswith("Path not found"), (method, path)
 
 
+def test_every_undocumented_method_is_refused_on_the_server(live_server):
+    headers = {"Authorization": f"Bearer {live_server.api_key}"}
+    with httpx.Client(base_url=live_server.api_url, headers=headers) as api:
+        for path, item in DOCUMENT["paths"].items():
+            url = path.replace("{file_id}", "file-none").replace("{batch_id}", "batch_none")
+            for method in set(METHODS) - set(item):
+                response = api.request(method.upper(), url)
+                assert response.status_code == 405, (method, path, response.status_code)
+                assert set(response.headers["Allow"].lower().split(", ")) == set(item) & set(METHODS), (method, path)
+
+
 def fuzzable(document: dict) -> dict:
     """The document with the model ids pinned to real ones and long inputs capped, so generated requests
     reach the engines and stay quick (the contract itself is unchanged)."""
@@ -128,7 +140,7 @@ schema = schemathesis.openapi.from_dict(fuzzable(DOCUMENT))
 
 
 @schema.parametrize()
-@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 def test_the_live_api_conforms_to_its_document(case, live_server):
     case.call_and_validate(
         base_url=live_server.api_url,

@@ -179,3 +179,33 @@ def test_status_faults_are_honoured(live_server):
     )
     assert response.status_code == 503
     assert response.json()["code"] == 50505
+
+
+def test_the_three_rerankers_score_differently_and_deterministically(live_server):
+    late = " ".join(f"word{i}" for i in range(80)) + " cat food for cats"
+    documents = [
+        "Cat food: the best food for cats, cat food reviews and cat food prices for every cat owner.",
+        "Cats.",
+        late,
+        "Dogs eat dog food.",
+    ]
+    body = {"query": "cat food for cats", "documents": documents}
+    scores = {}
+    for model in ("local/reranker", "local/reranker-instruct", "local/reranker-lite"):
+        results = post(live_server, {**body, "model": model}).json()["results"]
+        assert post(live_server, {**body, "model": model}).json()["results"] == results  # deterministic
+        assert all(0 <= r["relevance_score"] <= 1 for r in results)
+        scores[model] = {r["index"]: r["relevance_score"] for r in results}
+    assert scores["local/reranker"] != scores["local/reranker-instruct"] != scores["local/reranker-lite"]
+    assert scores["local/reranker"] != scores["local/reranker-lite"]
+    # The lite model reads only the first 64 tokens: the late match is no match for it, unlike the others.
+    assert scores["local/reranker-lite"][2] < scores["local/reranker-lite"][3]
+    assert scores["local/reranker"][2] > scores["local/reranker"][3]
+
+
+def test_query_terms_named_in_the_instruction_count_more(live_server):
+    body = {"model": "local/reranker-instruct", "query": "cat food", "documents": ["Food for dogs.", "A cat sleeps."]}
+    plain = post(live_server, body).json()["results"]
+    assert plain[0]["relevance_score"] == plain[1]["relevance_score"]
+    steered = post(live_server, {**body, "instruction": "Answers about a cat"}).json()["results"]
+    assert steered[0]["index"] == 1 and steered[0]["relevance_score"] > steered[1]["relevance_score"]

@@ -9,7 +9,7 @@ import wave
 import httpx
 import pytest
 
-from playground.localapi.keys import owner_of
+from playground.localapi.keys import digest
 from playground.localapi.models import Voice
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -151,7 +151,7 @@ def test_a_recording_longer_than_30_seconds_is_refused(live_server):
 
 def test_voices_of_another_key_are_invisible_and_untouchable(live_server):
     other = Voice.objects.create(
-        owner=owner_of("sk-someone-else"),
+        owner=digest("sk-someone-else"),
         model="local/tts",
         custom_name="secret",
         text="Not yours.",

@@ -6,6 +6,7 @@ import re
 import pytest
 from django.urls import reverse
 
+from playground.catalog.services import add_by_hand
 from playground.connections.models import Connection
 from playground.rerank import documents as docs
 from playground.rerank.models import RerankRun
@@ -121,6 +122,7 @@ def test_upstream_errors_are_shown_in_words_with_the_next_step(live_server, cata
     wrong = Connection(owner=alice, name="Wrong key", base_url=live_server.api_url)
     wrong.set_key("sk-wrong")
     wrong.save()
+    add_by_hand(wrong, "BAAI/bge-reranker-v2-m3")
     response = post_run(alice_http, alice, connection=wrong.pk, model="BAAI/bge-reranker-v2-m3")
     page = response.text
     assert "API key rejected" in page and "Check the API key of this connection" in page

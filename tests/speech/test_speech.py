@@ -13,6 +13,7 @@ import httpx
 import pytest
 from django.urls import reverse
 
+from playground.catalog.services import add_by_hand
 from playground.connections.models import Connection
 from playground.speech import services
 from playground.speech.models import SpeechClip
@@ -75,6 +76,7 @@ def test_clip_bytes_are_relayed_unchanged(live_server, catalog, alice, alice_htt
     provider = Connection(owner=alice, name="Fake", base_url=fake_provider)
     provider.set_key("sk-fake")
     provider.save()
+    add_by_hand(provider, "fnlp/MOSS-TTSD-v0.5")  # the fake lists no models: the user adds the id
     clip = created_clip(create(alice_http, provider, model="fnlp/MOSS-TTSD-v0.5", voice="fnlp/MOSS-TTSD-v0.5:bella"))
     streamed = alice_http.get(f"/speech/clips/{clip.pk}/stream/")
     clip = wait_until_finished(clip)
@@ -171,6 +173,7 @@ def test_an_interrupted_clip_is_marked_incomplete(live_server, catalog, alice, f
     provider = Connection(owner=alice, name="Fake", base_url=fake_provider)
     provider.set_key("sk-fake")
     provider.save()
+    add_by_hand(provider, "fnlp/MOSS-TTSD-v0.5")  # the fake lists no models: the user adds the id
     clip = relay(
         owner=alice,
         connection=provider,
@@ -249,9 +252,8 @@ def test_the_voice_picker_lists_presets_and_custom_voices(live_server, catalog, 
     page = alice_http.get("/speech/").text
     for name in ("alex", "anna", "bella", "benjamin", "charles", "claire", "david", "diana"):
         assert f'value="local/tts:{name}"' in page
-    listed = httpx.get(
-        f"{live_server.api_url}/audio/voice/list", headers={"Authorization": f"Bearer {live_server.api_key}"}
-    )
+    alices_key = alice.connections.get(is_local=True).get_key()
+    listed = httpx.get(f"{live_server.api_url}/audio/voice/list", headers={"Authorization": f"Bearer {alices_key}"})
     uris = [voice["uri"] for voice in listed.json()["results"]]
     assert uris and all(f'value="{uri}"' in page for uri in uris)
 

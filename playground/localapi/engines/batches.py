@@ -3,9 +3,10 @@
 Input files follow the OpenAI batch convention: JSONL, one chat request per line,
 `{"custom_id", "method": "POST", "url": "/v1/chat/completions", "body": {...}}`.
 
-The runner is one asyncio task per server process. All state lives in the database: a process claims a
-batch by writing its worker id and a heartbeat; a batch whose heartbeat is stale (its process died) is
-taken over by another. The output and error files are the record of what is done: a resumed batch skips
+The runner is one background service per server process (playground/lib/detached.py, which also stamps the
+heartbeat of the batches it runs). All state lives in the database: a process claims a batch by writing its
+worker id and a heartbeat; a batch whose heartbeat is stale (its process died) is taken over by another.
+The output and error files are the record of what is done: a resumed batch skips
 the custom_ids already written there and recounts from them, so every request is counted exactly once.
 """
 
@@ -14,8 +15,6 @@ import json
 import logging
 import os
 import re
-import socket
-import sys
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -29,6 +28,7 @@ from django.db import close_old_connections, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from playground.lib import detached
 from playground.localapi.models import Batch, File
 
 logger = logging.getLogger(__name__)
@@ -50,7 +50,8 @@ METADATA_MAX_VALUE = 512
 ACTIVE = ("in_queue", "in_progress", "finalizing", "cancelling")
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 
-WORKER_ID = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+WORKER_ID = detached.WORKER_ID
+KIND = "batch"  # batches in the background-work registry, keyed by batch id
 
 
 def _setting(name: str, default: float) -> float:
@@ -171,6 +172,8 @@ def create_file(*, owner: str, filename: str, purpose: str, data: bytes) -> File
 
 
 def file_object(file: File) -> dict:
+    """An OpenAI file object; `status` is "processed" once the content is complete (an input file is
+    validated on upload) and "uploaded" while a running batch still writes its output or error file."""
     return {
         "id": file.id,
         "object": "file",
@@ -178,7 +181,15 @@ def file_object(file: File) -> dict:
         "created_at": file.created_at,
         "filename": file.filename,
         "purpose": file.purpose,
+        "status": "uploaded" if _being_written(file) else "processed",
+        "status_details": None,
     }
+
+
+def _being_written(file: File) -> bool:
+    if file.purpose != "batch_output":
+        return False
+    return Batch.objects.filter(Q(output_file=file) | Q(error_file=file), status__in=ACTIVE).exists()
 
 
 def read_file(file: File) -> bytes:
@@ -320,69 +331,46 @@ def cancel_batch(batch: Batch) -> Batch:
 # All the runner's database work runs in one thread of its own, so it never blocks the event loop or waits
 # behind request handlers.
 _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batch-runner")
-_task: asyncio.Task | None = None
-_running: set[str] = set()
-_tasks: set[asyncio.Task] = set()
 
 
 def _db(fn):
     return sync_to_async(fn, thread_sensitive=False, executor=_executor)
 
 
-def start_runner() -> None:
-    """Start this process's runner once. Idempotent; safe with no running event loop.
+def register() -> None:
+    """The batch poller runs with this process's background runner, which stamps the batches it holds."""
+    detached.register_kind(KIND, beat=_beat, stale=stale_after)
+    detached.register_service("batch-runner", _run_forever)
 
-    Without a running loop (e.g. called from asgi.py at import time, or from a sync view's thread) it
-    schedules itself on daphne's reactor, which runs the asyncio loop.
-    """
-    global _task
-    if _task is not None and not _task.done():
-        return
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        reactor = sys.modules.get("twisted.internet.reactor")
-        if reactor is not None and hasattr(reactor, "callFromThread"):
-            reactor.callFromThread(start_runner)
-        return
-    _task = loop.create_task(_run_forever(), name="batch-runner")
+
+def start_runner() -> None:
+    """Make sure this process's background runner (and so the batch poller) is going. Idempotent."""
+    detached.start_runner()
+
+
+def _running() -> list[str]:
+    return detached.keys(KIND)
 
 
 async def _run_forever() -> None:
     logger.info("batch runner %s started", WORKER_ID)
-    heartbeat = asyncio.create_task(_heartbeat_forever())
-    try:
-        while True:
-            try:
-                batch_id = None
-                if len(_running) < max_concurrent():
-                    batch_id = await _db(claim_next)()
-                if batch_id:
-                    _running.add(batch_id)
-                    task = asyncio.create_task(_run_claimed(batch_id))
-                    _tasks.add(task)
-                    task.add_done_callback(_tasks.discard)
-                    continue
-            except Exception:
-                logger.exception("batch runner poll failed")
-                await _db(close_old_connections)()
-            await asyncio.sleep(poll_interval())
-    finally:
-        heartbeat.cancel()
-
-
-async def _heartbeat_forever() -> None:
     while True:
-        await asyncio.sleep(max(0.2, min(2.0, stale_after() / 4)))
         try:
-            await _db(_beat)()
+            batch_id = None
+            if len(_running()) < max_concurrent():
+                batch_id = await _db(claim_next)()
+            if batch_id:
+                task = detached.spawn(_run_claimed(batch_id), name=f"batch-{batch_id}")
+                detached.track(KIND, batch_id, task)
+                continue
         except Exception:
-            logger.exception("batch heartbeat failed")
+            logger.exception("batch runner poll failed")
+            await _db(close_old_connections)()
+        await asyncio.sleep(poll_interval())
 
 
-def _beat() -> None:
-    if _running:
-        Batch.objects.filter(pk__in=list(_running), worker=WORKER_ID).update(heartbeat=timezone.now())
+def _beat(live: list[str]) -> None:
+    Batch.objects.filter(pk__in=live, worker=WORKER_ID).update(heartbeat=timezone.now())
 
 
 async def _run_claimed(batch_id: str) -> None:
@@ -391,14 +379,14 @@ async def _run_claimed(batch_id: str) -> None:
     except Exception:
         logger.exception("batch %s failed in the runner", batch_id)
     finally:
-        _running.discard(batch_id)
+        detached.untrack(KIND, batch_id)
 
 
 def claim_next() -> str | None:
     """Claim one batch that nobody (alive) is running; return its id, or None."""
     cutoff = timezone.now() - timedelta(seconds=stale_after())
     claimable = Q(status__in=ACTIVE) & (Q(worker="") | Q(heartbeat__isnull=True) | Q(heartbeat__lt=cutoff))
-    candidates = Batch.objects.filter(claimable).exclude(pk__in=list(_running)).order_by("created_at", "id")
+    candidates = Batch.objects.filter(claimable).exclude(pk__in=_running()).order_by("created_at", "id")
     now = timezone.now()
     if connection.vendor == "postgresql":
         with transaction.atomic():

@@ -16,6 +16,7 @@ Choices made where the spec is silent (documented in /local/v1/openapi.json too)
 """
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import re
@@ -24,7 +25,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from playground.localapi.engines import generator, media
-from playground.localapi.engines.generator import Answer, Message, PromptCache
+from playground.localapi.engines.generator import Answer, Message, PromptCache, script
 from playground.localapi.registry import ALL_CHAT_PARAMS, LocalModel, get_model
 from playground.localapi.tokens import count_tokens, split_tokens
 
@@ -35,7 +36,6 @@ MAX_N = 8
 ROLES = ("user", "assistant", "system")
 FUNCTION_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 EFFORT = {"low": "high", "medium": "high", "high": "high", "xhigh": "max", "max": "max"}
-_FAULT = re.compile(r"\[fault:[a-z0-9.\-]+\]", re.IGNORECASE)
 
 prompt_cache = PromptCache()
 
@@ -361,9 +361,14 @@ def _message_tokens(message: Message) -> int:
     return tokens
 
 
-async def prepare(body: dict) -> Prepared:
-    """Validate a request and decode its media (in a thread); raises InvalidRequest."""
+async def prepare(body: dict, script_header: str | None = None) -> Prepared:
+    """Validate a request (and its script: directives, `X-Local-Script`) and decode its media (in a thread);
+    raises InvalidRequest."""
     model, clean = validate(body)
+    try:
+        stated = script.for_request(clean["messages"], clean["tools"], script_header)
+    except script.ScriptError as exc:
+        raise InvalidRequest(str(exc)) from exc
     media_parts = [
         (where, medium, url, {**options, "pdf": model.capabilities.get("pdf", False)})
         for where, medium, url, options in clean["media_parts"]
@@ -376,7 +381,7 @@ async def prepare(body: dict) -> Prepared:
         messages.append(
             Message(
                 role=raw["role"],
-                text=_FAULT.sub("", raw["text"]).strip(),
+                text=script.clean(raw["text"]),
                 media=items,
                 tool_calls=raw["tool_calls"],
                 tool_call_id=raw["tool_call_id"],
@@ -415,6 +420,7 @@ async def prepare(body: dict) -> Prepared:
         thinking_budget=clean["thinking_budget"],
         reasoning_effort=clean["reasoning_effort"],
         json_mode=clean["json_mode"],
+        script=stated,
     )
     return Prepared(
         model=model,
@@ -447,11 +453,12 @@ def run(prepared: Prepared) -> list[Choice]:
     choices = []
     for index in range(prepared.n):
         answer = generator.generate(prepared.request, index)
-        if answer.tool_calls:
+        if answer.tool_calls and not answer.content:
             choices.append(Choice(index, answer, "tool_calls"))
             continue
         content, finish = cut(answer.content, prepared.stop, prepared.max_tokens)
-        choices.append(Choice(index, Answer(content=content, reasoning=answer.reasoning), finish))
+        finish = "tool_calls" if answer.tool_calls else finish
+        choices.append(Choice(index, dataclasses.replace(answer, content=content), finish))
     return choices
 
 
@@ -511,23 +518,35 @@ def completion(prepared: Prepared, choices: list[Choice], usage_: dict) -> dict:
     }
 
 
+def pieces(text: str, chunks: int | None = None) -> list[str]:
+    """`text` as streamed: one token per piece, or `chunks` pieces of about equal numbers of tokens."""
+    tokens = split_tokens(text)
+    if not chunks or not tokens:
+        return tokens
+    chunks = min(chunks, len(tokens))
+    bounds = [len(tokens) * k // chunks for k in range(chunks + 1)]
+    return ["".join(tokens[bounds[k] : bounds[k + 1]]) for k in range(chunks)]
+
+
 def chunk_deltas(model: LocalModel, choice: Choice):
-    """The deltas of one choice, one token each: role, reasoning, then content or tool calls."""
+    """The deltas of one choice, one token each (or in the script's number of chunks): role, reasoning,
+    content, then tool calls."""
     reasoning_model = bool(model.capabilities.get("reasoning"))
+    answer = choice.answer
     role = {"role": "assistant", "content": ""}
     if reasoning_model:
         role["reasoning_content"] = None
     yield role
-    for piece in split_tokens(choice.answer.reasoning):
+    for piece in pieces(answer.reasoning, answer.chunks):
         yield {"content": None, "reasoning_content": piece}
-    for i, call in enumerate(choice.answer.tool_calls):
-        function = {"name": call["function"]["name"], "arguments": ""}
-        head = {"index": i, "id": call["id"], "type": "function", "function": function}
-        yield {"content": None, "tool_calls": [head]}
-        for piece in split_tokens(call["function"]["arguments"]):
-            yield {"content": None, "tool_calls": [{"index": i, "function": {"arguments": piece}}]}
-    for piece in split_tokens(choice.answer.content):
+    for piece in pieces(answer.content, answer.chunks):
         delta = {"content": piece}
         if reasoning_model:
             delta["reasoning_content"] = None
         yield delta
+    for i, call in enumerate(answer.tool_calls):
+        function = {"name": call["function"]["name"], "arguments": ""}
+        head = {"index": i, "id": call["id"], "type": "function", "function": function}
+        yield {"content": None, "tool_calls": [head]}
+        for piece in pieces(call["function"]["arguments"], answer.chunks):
+            yield {"content": None, "tool_calls": [{"index": i, "function": {"arguments": piece}}]}

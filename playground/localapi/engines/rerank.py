@@ -1,13 +1,18 @@
-"""Relevance scoring for /rerank: BM25 over chunks of the documents.
+"""Relevance scoring for /rerank: three lexical rerankers that score differently, so an A/B shows it.
 
-- Documents are split into chunks of `CHUNK_TOKENS` (128) tokens of `tokens.split_tokens`, adjacent chunks
-  sharing `overlap` tokens; at most `max_chunks` chunks per document are scored (the rest is ignored).
-  Models without chunking score each document as one chunk cut at `LITE_MAX_TOKENS` (512) tokens, as a
-  fixed-length cross-encoder would.
-- Each chunk is scored with BM25 (k1 1.2, b 0.75) and Lucene's idf `log(1 + (N - n + 0.5) / (n + 0.5))`,
-  which never goes negative on small sets (rank-bm25's idf does); N counts the chunks of all documents.
-- A document scores its best chunk. `relevance_score = 1 / (1 + exp(-(bm25 - 4) / 2))`: a logistic that maps
-  no match to about 0.12 and a strong match towards 1, kept inside (0, 1). Ties keep the input order.
+- `local/reranker`: BM25 (k1 1.2, b 0.75) over chunks of `CHUNK_TOKENS` (128) tokens of `tokens.split_tokens`,
+  adjacent chunks sharing `overlap` tokens, at most `max_chunks` chunks per document; a document scores its
+  best chunk.
+- `local/reranker-instruct`: BM25 with k1 1.6, b 0.5 (more weight to repeated terms, less length penalty),
+  same chunking. Query terms that also appear in the `instruction` count double; the instruction's other
+  terms count half, so the instruction steers the ranking without replacing the query.
+- `local/reranker-lite`: no chunking; only the first `LITE_PREFIX_TOKENS` (64) tokens of a document are read,
+  as a short fixed-length model would, and a term counts once however often it appears (binary tf, no length
+  normalisation).
+
+All use Lucene's idf `log(1 + (N - n + 0.5) / (n + 0.5))`, which never goes negative on small sets (rank-bm25's
+idf does); N counts the chunks of all documents. `relevance_score = 1 / (1 + exp(-(raw - 4) / 2))`: no match
+maps to about 0.12 and a strong match towards 1, kept inside (0, 1). Ties keep the input order.
 """
 
 import math
@@ -18,16 +23,31 @@ from dataclasses import dataclass
 from playground.localapi.tokens import count_tokens, split_tokens
 
 CHUNK_TOKENS = 128
-LITE_MAX_TOKENS = 512
-K1 = 1.2
-B = 0.75
+LITE_PREFIX_TOKENS = 64
 _TERM = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Profile:
+    k1: float = 1.2
+    b: float = 0.75
+    prefix_tokens: int | None = None  # read only this many tokens of a document (no chunking)
+    binary_tf: bool = False
+    instruction_weight: float = 1.0  # weight of query terms that also appear in the instruction
+    instruction_only_weight: float = 1.0  # weight of instruction terms absent from the query
+
+
+PROFILES = {
+    "local/reranker": Profile(),
+    "local/reranker-instruct": Profile(k1=1.6, b=0.5, instruction_weight=2.0, instruction_only_weight=0.5),
+    "local/reranker-lite": Profile(prefix_tokens=LITE_PREFIX_TOKENS, binary_tf=True),
+}
 
 
 @dataclass(frozen=True)
 class Scored:
     index: int
-    score: float  # raw BM25 of the best chunk
+    score: float  # raw score of the best chunk
     relevance_score: float
 
 
@@ -54,37 +74,53 @@ def relevance(score: float) -> float:
     return min(max(value, 1e-6), 1 - 1e-6)
 
 
+def query_weights(query: str, instruction: str | None, profile: Profile) -> dict[str, float]:
+    weights: dict[str, float] = dict(Counter(terms(query)))
+    if instruction:
+        steering = set(terms(instruction))
+        for term in steering:
+            if term in weights:
+                weights[term] *= profile.instruction_weight
+            else:
+                weights[term] = profile.instruction_only_weight
+    return weights
+
+
 def score(
     query: str,
     documents: list[str],
     *,
     instruction: str | None = None,
-    chunking: bool = True,
     max_chunks: int = 1024,
     overlap: int = 0,
+    profile: Profile = PROFILES["local/reranker"],
 ) -> list[Scored]:
-    """Every document scored against the query (plus the instruction's terms), best first, stable by index."""
-    query_terms = Counter(terms(query) + (terms(instruction) if instruction else []))
-    wanted = set(query_terms)
+    """Every document scored against the query (and the instruction), best first, stable by index."""
+    weights = query_weights(query, instruction, profile)
     # (document index, chunk length, counts of the query terms in the chunk)
     rows: list[tuple[int, int, Counter]] = []
     for index, document in enumerate(documents):
-        if chunking:
-            parts = chunks(document, overlap=overlap, max_chunks=max_chunks)
+        if profile.prefix_tokens:
+            parts = chunks(document, size=profile.prefix_tokens, max_chunks=1)
         else:
-            parts = chunks(document, size=LITE_MAX_TOKENS, max_chunks=1)
+            parts = chunks(document, overlap=overlap, max_chunks=max_chunks)
         for part in parts:
             words = terms(part)
-            rows.append((index, len(words), Counter(w for w in words if w in wanted)))
+            rows.append((index, len(words), Counter(w for w in words if w in weights)))
     total = len(rows)
     average = (sum(length for _, length, _ in rows) / total) if total else 0.0
     frequency = Counter(term for _, _, counts in rows for term in counts)
-    idf = {term: math.log(1 + (total - frequency[term] + 0.5) / (frequency[term] + 0.5)) for term in wanted}
+    idf = {term: math.log(1 + (total - frequency[term] + 0.5) / (frequency[term] + 0.5)) for term in weights}
 
+    k1, b = profile.k1, profile.b
     best = [0.0] * len(documents)
     for index, length, counts in rows:
-        norm = K1 * (1 - B + B * (length / average if average else 0.0))
-        value = sum(query_terms[t] * idf[t] * tf * (K1 + 1) / (tf + norm) for t, tf in counts.items())
+        if profile.binary_tf:
+            # A present term scores as one occurrence would under BM25 at its saturation, (k1 + 1).
+            value = sum(weights[t] * idf[t] * (k1 + 1) for t in counts)
+        else:
+            norm = k1 * (1 - b + b * (length / average if average else 0.0))
+            value = sum(weights[t] * idf[t] * tf * (k1 + 1) / (tf + norm) for t, tf in counts.items())
         best[index] = max(best[index], value)
     ranked = sorted(range(len(documents)), key=lambda i: -best[i])
     return [Scored(index=i, score=best[i], relevance_score=relevance(best[i])) for i in ranked]
@@ -109,7 +145,6 @@ class RerankRequest:
     instruction: str | None
     top_n: int | None
     return_documents: bool
-    chunking: bool
     max_chunks: int
     overlap: int
 
@@ -172,7 +207,6 @@ def parse(body: dict, model) -> RerankRequest:
         instruction=instruction,
         top_n=_integer(body, "top_n", 1),
         return_documents=return_documents,
-        chunking=model.supports("max_chunks_per_doc"),
         max_chunks=1024 if max_chunks is None else max_chunks,
         overlap=overlap or 0,
     )
@@ -184,9 +218,9 @@ def respond(request: RerankRequest) -> dict:
         request.query,
         request.documents,
         instruction=request.instruction,
-        chunking=request.chunking,
         max_chunks=request.max_chunks,
         overlap=min(request.overlap, CHUNK_TOKENS - 1),
+        profile=PROFILES.get(request.model, PROFILES["local/reranker"]),
     )
     if request.top_n is not None:
         ranked = ranked[: request.top_n]

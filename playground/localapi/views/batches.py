@@ -8,7 +8,7 @@ import functools
 from django.http import FileResponse, HttpResponse, JsonResponse
 
 from playground.localapi.engines import batches as engine
-from playground.localapi.http import endpoint, error, parse_json, plain, trace_headers
+from playground.localapi.http import DEFAULT_MAX_BODY, MB, endpoint, error, parse_json, plain, trace_headers
 from playground.localapi.models import Batch, File
 
 PAGE_DEFAULT = 20
@@ -19,7 +19,7 @@ def _ok(body: dict) -> JsonResponse:
     return trace_headers(JsonResponse(body))
 
 
-def batch_endpoint(*methods: str):
+def batch_endpoint(*methods: str, max_body: int = DEFAULT_MAX_BODY):
     """endpoint() that also makes sure this process's batch runner is going."""
 
     def decorate(view):
@@ -28,7 +28,7 @@ def batch_endpoint(*methods: str):
             engine.start_runner()
             return view(request, *args, **kwargs)
 
-        return endpoint(*methods)(with_runner)
+        return endpoint(*methods, max_body=max_body)(with_runner)
 
     return decorate
 
@@ -48,7 +48,7 @@ def _limit(request) -> int | HttpResponse:
     return int(raw)
 
 
-@batch_endpoint("GET", "POST")
+@batch_endpoint("GET", "POST", max_body=engine.MAX_FILE_BYTES + MB)
 def files(request, owner):
     if request.method == "GET":
         limit = _limit(request)
@@ -86,7 +86,7 @@ def file_detail(request, owner, file_id: str):
     return _ok(engine.file_object(file))
 
 
-@batch_endpoint("GET")
+@batch_endpoint("GET", "HEAD")
 def file_content(request, owner, file_id: str):
     file = _get_file(owner, file_id)
     if file is None:

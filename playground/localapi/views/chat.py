@@ -18,6 +18,7 @@ from playground.localapi import streams as stream_registry
 from playground.localapi.engines import chat
 from playground.localapi.http import (
     INVALID_PARAMETER,
+    MB,
     drop_connection,
     endpoint,
     error,
@@ -41,13 +42,13 @@ def token_rate(request) -> float | HttpResponse:
     return rate
 
 
-@endpoint("POST", json_body=True, faults="stream")
+@endpoint("POST", json_body=True, faults="stream", max_body=50 * MB)
 async def completions(request, owner, body, fault):
     rate = token_rate(request)
     if isinstance(rate, HttpResponse):
         return rate
     try:
-        prepared = await chat.prepare(body)
+        prepared = await chat.prepare(body, request.headers.get("X-Local-Script"))
     except chat.InvalidRequest as exc:
         if exc.status == 403:
             return plain(403, exc.message)
@@ -104,6 +105,8 @@ async def stream_events(request, prepared, choices, usage, trace_id, rate, fault
                 if k == 1 and choice.index == 0 and fault and fault.stall:
                     await asyncio.sleep(fault.stall)
                     started = loop.time()
+                if fault and fault.idle_after and record.chunks_sent == fault.idle_after[0]:
+                    await asyncio.sleep(fault.idle_after[1])
                 yield chunk(choice.index, delta)
                 record.chunks_sent += 1
                 if k == 0:

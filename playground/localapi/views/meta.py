@@ -31,14 +31,14 @@ def models(request, owner):
     return trace_headers(JsonResponse({"object": "list", "data": [model_entry(m) for m in MODELS.values()]}))
 
 
-@endpoint(auth=False)
+@endpoint("GET", auth=False)
 def openapi(request):
     if not OPENAPI.exists():
         return plain(404, "No OpenAPI document yet.")
     return trace_headers(FileResponse(OPENAPI.open("rb"), content_type="application/json"))
 
 
-@endpoint()
+@endpoint("GET")
 def streams(request, owner):
     return trace_headers(JsonResponse(stream_registry.snapshot()))
 

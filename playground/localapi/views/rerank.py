@@ -7,11 +7,11 @@ from django.http import JsonResponse
 
 from playground.localapi import ratelimit
 from playground.localapi.engines import rerank as engine
-from playground.localapi.http import endpoint, error, rate_limited, trace_headers
+from playground.localapi.http import MB, endpoint, error, rate_limited, trace_headers
 from playground.localapi.registry import get_model
 
 
-@endpoint("POST", json_body=True, faults="status")
+@endpoint("POST", json_body=True, faults="status", max_body=10 * MB)
 async def rerank(request, owner, body):
     try:
         params = engine.parse(body, get_model(body.get("model")))

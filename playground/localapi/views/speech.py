@@ -34,6 +34,7 @@ from playground.localapi import streams as stream_registry
 from playground.localapi.engines import tts
 from playground.localapi.engines.audio import CONTENT_TYPES
 from playground.localapi.http import (
+    MB,
     drop_connection,
     endpoint,
     error,
@@ -112,7 +113,7 @@ def _speech_stream(request, job: tts.SpeechJob, fault, trace_id: str):
     return StreamingHttpResponse(body(), content_type=CONTENT_TYPES[job.response_format])
 
 
-@endpoint("POST", json_body=True, faults="stream")
+@endpoint("POST", json_body=True, faults="stream", max_body=2 * MB)
 async def speech(request, owner, body, fault):
     try:
         params = tts.parse(body, get_model(body.get("model")))
@@ -162,7 +163,17 @@ def _audio_seconds(data: bytes) -> float:
     return samples / rate
 
 
-@endpoint("POST", faults="status")
+def _save_voice(voice: Voice, filename: str, data: bytes) -> None:
+    """The file, then the row; a row that cannot be saved takes its file with it (no orphan files)."""
+    voice.audio.save(filename, ContentFile(data), save=False)
+    try:
+        voice.save()
+    except Exception:
+        voice.audio.delete(save=False)
+        raise
+
+
+@endpoint("POST", faults="status", max_body=11 * MB)
 async def voice_upload(request, owner):
     upload = request.FILES.get("file")
     custom_name = request.POST.get("customName", "")
@@ -174,6 +185,8 @@ async def voice_upload(request, owner):
         return error(400, "customName: 1 to 64 characters among a-z, A-Z, 0-9, underscore and dash")
     if not text.strip():
         return error(400, "text: required, the transcript of the reference audio")
+    if "\x00" in text:
+        return error(400, "text: NUL characters (\\u0000) are not allowed")
     if upload is None:
         return error(400, "file: required, an audio file (multipart field 'file')")
     if upload.size > MAX_UPLOAD_BYTES:
@@ -187,7 +200,7 @@ async def voice_upload(request, owner):
         return error(400, f"file: at most {MAX_UPLOAD_SECONDS} seconds of audio")
     uri = _new_uri(owner, custom_name)
     voice = Voice(owner=owner, model=model, custom_name=custom_name, text=text, uri=uri)
-    await sync_to_async(voice.audio.save)(f"{uri.rsplit(':', 1)[1]}-{upload.name or 'voice'}", ContentFile(data))
+    await sync_to_async(_save_voice)(voice, f"{uri.rsplit(':', 1)[1]}-{upload.name or 'voice'}", data)
     return trace_headers(JsonResponse({"id": uri.rsplit(":", 1)[1], "uri": uri, "customName": custom_name}))
 
 

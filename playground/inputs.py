@@ -1,0 +1,103 @@
+"""Checks on untrusted input shared by the playground and the local API (this module imports neither).
+
+JSON from outside is parsed strictly: NaN and Infinity are not JSON numbers, nesting is bounded (Python's
+parser would otherwise overflow the stack on a deeply nested body), and NUL characters are refused because
+PostgreSQL cannot store them in text or jsonb. Uploaded audio and video are probed with PyAV so that bytes
+which are not the claimed kind of media are refused before they are stored or sent anywhere.
+"""
+
+import io
+import json
+import math
+
+MAX_JSON_DEPTH = 64
+
+
+class InputError(ValueError):
+    """Bad input; the message names the field (a JSON path, or `body`) and the rule or limit."""
+
+
+def _path(parent: str, key) -> str:
+    if isinstance(key, int):
+        return f"{parent}[{key}]"
+    return f"{parent}.{key}" if parent else str(key)
+
+
+def check_value(value, field: str = "", depth: int = 0, max_depth: int = MAX_JSON_DEPTH) -> None:
+    """Raise InputError for a non-finite number, a NUL character or nesting deeper than max_depth."""
+    where = field or "body"
+    if depth > max_depth:
+        raise InputError(f"{where}: JSON nested deeper than the limit of {max_depth} levels")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(f"{where}: must be a finite number (NaN and Infinity are not allowed)")
+    if isinstance(value, str) and "\x00" in value:
+        raise InputError(f"{where}: NUL characters (\\u0000) are not allowed")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if "\x00" in key:
+                raise InputError(f"{where}: NUL characters (\\u0000) are not allowed in keys")
+            check_value(item, _path(field, key), depth + 1, max_depth)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            check_value(item, _path(field, index), depth + 1, max_depth)
+
+
+def loads(text: str | bytes, field: str = "", max_depth: int = MAX_JSON_DEPTH):
+    """json.loads that refuses NaN/Infinity, NUL characters and deep nesting, naming where they are."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise InputError(f"{field or 'body'}: JSON nested deeper than the limit of {max_depth} levels") from None
+    check_value(value, field, 0, max_depth)
+    return value
+
+
+def strip_nul(text: str) -> str:
+    return text.replace("\x00", "")
+
+
+# What a claimed content type may contain: PyAV container names (any of them) per type.
+_CONTAINERS = {
+    "audio/mpeg": {"mp3"},
+    "audio/wav": {"wav"},
+    "audio/x-wav": {"wav"},
+    "audio/wave": {"wav"},
+    "audio/ogg": {"ogg"},
+    "audio/opus": {"ogg"},
+    "audio/webm": {"matroska", "webm"},
+    "audio/mp4": {"mov", "mp4", "m4a"},
+    "audio/x-m4a": {"mov", "mp4", "m4a"},
+    "audio/flac": {"flac"},
+    "audio/aac": {"aac"},
+    "video/mp4": {"mov", "mp4"},
+    "video/webm": {"matroska", "webm"},
+    "video/quicktime": {"mov", "mp4"},
+    "video/ogg": {"ogg"},
+}
+
+
+def probe_media(data: bytes, content_type: str) -> str:
+    """The content type of these bytes, of the claimed kind (audio or video), probed with PyAV.
+
+    The claimed type when the container matches it; another type of the same kind when the bytes are that
+    (a WAV file named .mp3); InputError when they are not readable media of the claimed kind.
+    """
+    import av  # PyAV is heavy to import; only uploads need it.
+
+    kind = content_type.split("/")[0]
+    try:
+        with av.open(io.BytesIO(data), mode="r") as container:
+            formats = set(container.format.name.split(","))
+            name = container.format.long_name or container.format.name
+            tracks = {"audio": bool(container.streams.audio), "video": bool(container.streams.video)}
+    except (av.FFmpegError, ValueError, OSError, EOFError):
+        raise InputError(f"not a readable {kind} file") from None
+    if kind in tracks and not tracks[kind]:
+        raise InputError(f"it has no {kind} track ({name})")
+    if formats & _CONTAINERS.get(content_type, formats):
+        return content_type
+    same_kind = (t for t, names in _CONTAINERS.items() if t.startswith(kind + "/") and formats & names)
+    actual = next(same_kind, None)
+    if actual is None:
+        raise InputError(f"its bytes are {name}, not {content_type}")
+    return actual

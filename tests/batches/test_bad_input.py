@@ -1,0 +1,15 @@
+"""NUL characters in batch metadata are refused with words before anything reaches the database."""
+
+import html
+
+from playground.batches.models import Batch
+from tests.batches.conftest import HTMX, local_connection
+from tests.batches.test_batches import form
+
+
+def test_nul_in_metadata_is_refused_with_words(alice_http, alice):
+    data = form(local_connection(alice), metadata_key=["note"], metadata_value=["a\x00b"])
+    response = alice_http.post("/batches/new/", data=data, headers=HTMX)
+    assert response.status_code == 200
+    assert "metadata: row 1 contains a NUL character" in html.unescape(response.text)
+    assert not Batch.objects.filter(owner=alice).exists()

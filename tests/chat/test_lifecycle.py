@@ -1,0 +1,73 @@
+"""A generation ends on every path with its row final, whatever the channel layer does."""
+
+import asyncio
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+
+from playground.chat import services
+from playground.chat.models import Message
+from tests.chat.conftest import connect, finish, receive_until_final
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def test_a_failing_channel_layer_costs_the_live_view_not_the_answer(live_server, make_conversation):
+    conversation = await sync_to_async(make_conversation)()
+    layer = get_channel_layer()
+
+    async def broken(*args, **kwargs):
+        raise ConnectionError("Redis went away")
+
+    layer.group_send = broken
+    turn = await services.send(conversation, "write 100 words about rivers")
+    generation = turn.generation
+    message = await finish(turn.assistant.pk)
+
+    assert message.status == "complete" and len(message.content.split()) >= 90
+    assert message.usage["completion_tokens"] > 0
+    assert generation.live_lost
+    assert services.running(turn.assistant.pk) is None
+
+
+async def test_done_is_announced_after_the_row_is_final_with_a_notice_when_deltas_were_lost(
+    live_server, alice, make_conversation
+):
+    conversation = await sync_to_async(make_conversation)()
+    ws = await connect(conversation.pk, alice)
+    layer = get_channel_layer()
+    real_send = layer.group_send
+    seen = {}
+
+    async def flaky(group, event):
+        if event["type"] == "chat.delta" and not seen.get("failed"):
+            seen["failed"] = True
+            raise ConnectionError("one publish lost")
+        if event["type"] == "chat.done":
+            seen["status"] = (await Message.objects.aget(pk=event["message_id"])).status
+        await real_send(group, event)
+
+    layer.group_send = flaky
+    turn = await services.send(conversation, "write 60 words about lakes")
+    events = await receive_until_final(ws, turn.assistant.pk)
+    await ws.disconnect()
+
+    assert seen["status"] == "complete"
+    assert events[-1]["type"] == "done" and events[-1]["notice"] == services.LIVE_LOST_NOTICE
+
+
+async def test_a_stopped_generation_releases_its_channel_and_its_registry_entry(live_server, make_conversation):
+    conversation = await sync_to_async(make_conversation)()
+    turn = await services.send(conversation, "write 3000 words about the sea")
+    generation = turn.generation
+    while generation.seq < 5:
+        await asyncio.sleep(0.05)
+    await services.request_stop(turn.assistant.pk)
+    message = await finish(turn.assistant.pk)
+    assert message.status == "stopped" and message.content
+    assert services.running(turn.assistant.pk) is None
+    assert generation.work.done()
+    groups = getattr(get_channel_layer(), "groups", None)  # the in-memory layer shows its groups
+    if groups is not None:
+        assert not groups.get(services.generation_group(turn.assistant.pk))
