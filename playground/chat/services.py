@@ -467,8 +467,10 @@ class Limits:
                 chunk = await anext(chunks, _END)
             else:
                 first.reschedule(None)
+                # asyncio.timeout rather than wait_for: on 3.11 wait_for swallows a Stop that lands as a chunk arrives.
                 try:
-                    chunk = await asyncio.wait_for(anext(chunks, _END), self.idle)
+                    async with asyncio.timeout(self.idle):
+                        chunk = await anext(chunks, _END)
                 except TimeoutError:
                     raise self.silent(generation.chunks) from None
             if chunk is _END:
@@ -623,6 +625,8 @@ class Generation:
                 async with client.chat_stream(self.endpoint, self.body, self.headers) as stream:
                     self.trace_id = stream.trace_id
                     async for chunk in self.limits.paced(stream, self, first):
+                        if self.stop_requested:
+                            raise asyncio.CancelledError
                         self._apply(chunk)
         except TimeoutError:
             raise self.limits.no_answer() from None

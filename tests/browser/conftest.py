@@ -87,7 +87,7 @@ def open_chat(alice, alice_page, live_server):
         alice_page.goto(f"/c/{conversation.pk}/")
         expect(alice_page.get_by_role("textbox", name="Message")).to_be_visible()
         # The websocket must be up before sending, or the first deltas arrive by snapshot only.
-        alice_page.wait_for_function("window.ChatClient !== undefined")
+        alice_page.wait_for_function("() => window.ChatClient !== undefined")
         alice_page.wait_for_timeout(300)
         return alice_page
 

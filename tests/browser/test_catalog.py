@@ -19,7 +19,7 @@ def open_conversation(page, alice, model_id="local/chat"):
     )
     page.goto(f"/c/{conversation.pk}/")
     expect(page.get_by_role("textbox", name="Message")).to_be_visible()
-    page.wait_for_function("window.ChatClient !== undefined")
+    page.wait_for_function("() => window.ChatClient !== undefined")
     page.wait_for_timeout(300)
     return conversation
 

@@ -356,7 +356,7 @@ def test_a_send_in_one_tab_appears_live_in_another_with_its_question(open_chat, 
     page = open_chat()
     other = context.new_page()
     other.goto(page.url)
-    other.wait_for_function("window.ChatClient !== undefined")
+    other.wait_for_function("() => window.ChatClient !== undefined")
     other.wait_for_timeout(300)
     answer = send(page, "Write 200 words about volcanoes")
     mirrored = other.locator('article[data-role="assistant"]').last

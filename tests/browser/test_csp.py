@@ -32,7 +32,7 @@ def test_pages_chat_and_handlers_work_without_violations(alice, alice_page, live
     # Chat streams over the websocket under connect-src 'self'.
     conversation = Conversation.objects.create(owner=alice, connection=ensure_local_connection(alice))
     page.goto(f"/c/{conversation.pk}/")
-    page.wait_for_function("window.ChatClient !== undefined")
+    page.wait_for_function("() => window.ChatClient !== undefined")
     page.wait_for_timeout(300)
     box = page.get_by_role("textbox", name="Message")
     box.fill("what is 2 + 3?")

@@ -9,7 +9,7 @@ from playground.chat.models import Conversation
 from playground.speech.models import SpeechClip
 from tests.browser.conftest import screenshot
 from tests.fakeprovider import server as fake
-from tests.providers.conftest import NEEDS_CATALOG, fake_connection
+from tests.providers.conftest import fake_connection
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -42,7 +42,7 @@ def choose(page, label: str, value: str) -> None:
     that htmx is about to replace would lose the change)."""
     page.evaluate(SETTLED)
     page.get_by_label(label, exact=True).select_option(label=value)
-    page.wait_for_function("window.settingsSettled === true")
+    page.wait_for_function("() => window.settingsSettled === true")
     expect(page.get_by_label(label, exact=True).locator("option:checked")).to_have_text(value)
 
 
@@ -71,7 +71,7 @@ def test_add_refresh_and_chat_with_an_openai_style_provider(alice, alice_page, l
     expect(page.get_by_role("textbox", name="Message")).to_be_visible()
     choose(page, "Connection", "Fake OpenAI")
     choose(page, "Model", fake.CHAT_MODEL)
-    page.wait_for_function("window.ChatClient !== undefined")
+    page.wait_for_function("() => window.ChatClient !== undefined")
     page.wait_for_timeout(300)
 
     answer = send(page, "tell me about rivers")
@@ -90,7 +90,7 @@ def test_add_refresh_and_chat_with_an_openai_style_provider(alice, alice_page, l
     page.get_by_role("textbox", name="tools").fill(TOOLS)
     page.evaluate(SETTLED)
     page.get_by_role("textbox", name="tools").press("Tab")
-    page.wait_for_function("window.settingsSettled === true")
+    page.wait_for_function("() => window.settingsSettled === true")
     page.get_by_role("tab", name="Request").click()
     expect(page.locator("#request-preview")).to_contain_text('"name": "get_weather"')
     answer = send(page, "weather in Paris")
@@ -113,13 +113,12 @@ def test_add_refresh_and_chat_with_an_openai_style_provider(alice, alice_page, l
     screenshot(page, "fake-provider-chat-phone")
 
 
-@NEEDS_CATALOG
 def test_usage_is_shown_for_a_streamed_answer_of_the_fake(alice, alice_page, live_server, catalog, fake_openai):
     connection = fake_connection(alice, fake_openai)
     conversation = Conversation.objects.create(owner=alice, connection=connection, model_id=fake.CHAT_MODEL)
     page = alice_page
     page.goto(f"/c/{conversation.pk}/")
-    page.wait_for_function("window.ChatClient !== undefined")
+    page.wait_for_function("() => window.ChatClient !== undefined")
     page.wait_for_timeout(300)
     answer = send(page, "say hello")
     expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
@@ -131,6 +130,9 @@ def test_usage_is_shown_for_a_streamed_answer_of_the_fake(alice, alice_page, liv
 def test_a_speech_clip_of_the_fake_plays(alice, alice_page, live_server, catalog, fake_openai):
     connection = fake_connection(alice, fake_openai)
     page = alice_page
+    page.goto(f"/catalog/{connection.pk}/")
+    page.get_by_role("button", name="Refresh from provider").click()
+    expect(page.get_by_text(re.compile(r"\b5 models\b"))).to_be_visible()
     page.goto(f"/speech/?connection={connection.pk}&model={fake.SPEECH_MODEL}")
     expect(page.locator(".alert-warn")).to_have_count(0)
     page.fill("#id_input", "[S1] Hello from a third-party provider. [S2] Hi!")

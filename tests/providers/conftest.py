@@ -14,8 +14,6 @@ from playground.connections.models import Connection
 from tests.fakeprovider import server as fake
 from tests.fakeprovider.server import FakeProvider
 
-NEEDS_CATALOG = pytest.mark.xfail(reason="needs catalog branch", strict=False)
-
 
 @dataclass
 class Provider:

@@ -7,7 +7,6 @@ import pytest
 from playground.catalog.models import CatalogModel
 from playground.connections.models import Connection
 from tests.fakeprovider import server as fake
-from tests.providers.conftest import NEEDS_CATALOG
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -46,7 +45,6 @@ def test_a_refresh_lists_what_the_provider_serves(added, alice_http):
     assert kinds[fake.CHAT_MODEL] == "chat"
 
 
-@NEEDS_CATALOG
 def test_the_catalog_holds_nothing_the_provider_does_not_list(added, alice_http):
     page = refresh(alice_http, added)
     listed = set(re.findall(r"<td><code>([^<]+)</code>", page))

@@ -10,7 +10,7 @@ from playground.chat.models import Conversation
 from playground.upstream.client import Endpoint
 from tests.chat.conftest import connect, finish, receive_until_final
 from tests.fakeprovider import server as fake
-from tests.providers.conftest import NEEDS_CATALOG, fake_connection
+from tests.providers.conftest import fake_connection, fake_provider
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -54,7 +54,7 @@ async def test_a_streamed_answer_arrives_in_deltas_with_its_finish_reason(provid
         assert message.trace_id.startswith("req_")
 
 
-@pytest.mark.parametrize("provider", ["local", pytest.param("fake", marks=NEEDS_CATALOG)], indirect=True)
+@pytest.mark.parametrize("provider", ["local", "fake"], indirect=True)
 async def test_a_streamed_answer_shows_its_usage(provider):
     events, message = await answer(provider, provider.chat_model, "say hello")
     assert message.usage["completion_tokens"] > 0 and message.usage["prompt_tokens"] > 0
@@ -97,7 +97,7 @@ async def test_an_answer_without_streaming_carries_its_usage_and_tool_call(provi
 
 async def test_each_tool_call_keeps_its_own_fragments(live_server, catalog, alice, fake_openai):
     """Two calls in one answer, streamed one after the other, each by its index."""
-    connection = await sync_to_async(fake_connection)(alice, fake_openai)
+    connection = (await sync_to_async(fake_provider)(alice, fake_openai)).connection
     second = {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}
     conversation = await Conversation.objects.acreate(
         owner=alice, connection=connection, model_id=fake.TOOLS_MODEL, params={"tools": [WEATHER, second]}
@@ -154,7 +154,6 @@ async def test_usage_in_a_last_chunk_without_choices_is_read(live_server, fake_o
     assert generation.usage["completion_tokens"] == len("".join(generation.content).split())
 
 
-@NEEDS_CATALOG
 async def test_an_untouched_panel_sends_only_what_a_request_needs(live_server, catalog, alice, fake_openai):
     """Against a strict OpenAI-style provider, a panel left untouched still gets an answer."""
     fake_openai.state.strict = True
@@ -172,7 +171,6 @@ async def test_a_provider_refusing_stream_options_still_answers(provider_fake_re
     assert message.status == "complete" and message.content
 
 
-@NEEDS_CATALOG
 async def test_a_refused_stream_options_is_remembered(provider_fake_refusing):
     provider = provider_fake_refusing
     await answer(provider, provider.chat_model, "hello")
