@@ -1,11 +1,11 @@
 """The chat websocket: transport glue between a browser tab and the conversation's generations (see services)."""
 
 import asyncio
-import json
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from playground import inputs
 from playground.chat import services
 from playground.chat.models import Conversation, Message
 
@@ -40,9 +40,10 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     @classmethod
     async def decode_json(cls, text_data):
+        # Frames are small flat objects: anything deeper, non-finite or holding NUL is ignored, never a crash.
         try:
-            data = json.loads(text_data)
-        except ValueError:
+            data = inputs.loads(text_data or "", max_depth=4)
+        except (ValueError, RecursionError):
             return {}
         return data if isinstance(data, dict) else {}
 

@@ -4,6 +4,7 @@ from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from playground.catalog.services import refresh_models
 from playground.connections.forms import ConnectionForm
 from playground.connections.models import Connection, get_connection
 from playground.connections.services import test_connection
@@ -19,11 +20,12 @@ def create(request):
     form = ConnectionForm(request.POST or None, instance=Connection(owner=request.user))
     if request.method == "POST" and form.is_valid():
         connection = form.save()
-        messages.success(
-            request,
-            f"Connection “{connection.name}” added. Open its Models to refresh the catalog from the provider "
-            "or add model ids by hand.",
-        )
+        # The catalog is what the provider lists: fetch it now rather than leave the pickers empty.
+        listed, ok = async_to_sync(refresh_models)(connection)
+        if ok:
+            messages.success(request, f"Connection “{connection.name}” added. {listed}")
+        else:
+            messages.warning(request, f"Connection “{connection.name}” added. {listed} (Open its Models.)")
         return redirect("connections:index")
     return render(request, "connections/form.html", {"form": form})
 

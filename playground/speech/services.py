@@ -143,7 +143,7 @@ async def _relay(clip: SpeechClip, endpoint, relay: Relay, started: asyncio.Futu
     status, error = SpeechClip.INCOMPLETE, None
     try:
         async with client.speech_stream(endpoint, request_body(clip)) as response:
-            clip.trace_id = response.headers.get("x-service-trace-id", "")
+            clip.trace_id = client.trace_id_of(response.headers)
             started.set_result(None)
             async for chunk in client.iter_bytes(response):
                 await asyncio.to_thread(output.write, chunk)

@@ -4,6 +4,7 @@ import asyncio
 
 import httpx
 import pytest
+from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from playground.asgi import application
@@ -54,9 +55,9 @@ async def finish(message_id, timeout=30):
     return await Message.objects.aget(pk=message_id)
 
 
-async def stream_statuses(live_server):
+async def stream_statuses(live_server, conversation):
+    """The local API's record of the streams of the conversation's key (each key sees only its own)."""
+    key = await sync_to_async(conversation.connection.get_key)()
     async with httpx.AsyncClient() as http:
-        response = await http.get(
-            f"{live_server.api_url}/debug/streams", headers={"Authorization": f"Bearer {live_server.api_key}"}
-        )
+        response = await http.get(f"{live_server.api_url}/debug/streams", headers={"Authorization": f"Bearer {key}"})
     return {record["trace_id"]: record for record in response.json()["recent"]}

@@ -76,7 +76,7 @@ async def test_stop_closes_the_upstream_connection_and_keeps_the_partial_answer(
     assert message.status == "stopped"
     assert message.content.startswith(received) and len(message.content) < 5000
     for _ in range(40):
-        record = (await stream_statuses(live_server)).get(trace_id)
+        record = (await stream_statuses(live_server, conversation)).get(trace_id)
         if record and record["status"] != "streaming":
             break
         await asyncio.sleep(0.05)
@@ -208,3 +208,17 @@ async def test_non_streaming_mode_gives_one_done_event(live_server, alice, make_
     assert message.status == "complete" and len(message.content.split()) >= 40
     assert [e["type"] for e in events if e["type"] != "delta"] == ["start", "done"]
     assert message.usage["completion_tokens"] > 0 and message.trace_id
+
+
+async def test_hostile_frames_are_ignored_and_the_socket_keeps_working(live_server, alice, make_conversation):
+    conversation = await sync_to_async(make_conversation)()
+    turn = await services.send(conversation, "hello")
+    message = await finish(turn.assistant.pk)
+    ws = await connect(conversation.pk, alice)
+    for frame in ("[" * 100_000, '{"type": "subscribe", "message_id": NaN}', '{"type": "sub\\u0000scribe"}', "nope"):
+        await ws.send_to(text_data=frame)
+    assert await ws.receive_nothing(timeout=0.3)
+    await ws.send_json_to({"type": "subscribe", "message_id": message.pk, "after": 0})
+    event = await ws.receive_json_from(timeout=5)
+    await ws.disconnect()
+    assert event["type"] == "done"

@@ -114,3 +114,15 @@ def test_bob_neither_sees_nor_touches_alices_files_and_batches(live_server, seed
         output_id = done["output_file_id"]
         assert alice_api.get(f"/files/{output_id}/content").status_code == 200
         assert bob_api.get(f"/files/{output_id}/content").status_code == 404
+
+
+def test_the_debug_stream_list_shows_a_key_only_its_own_streams(live_server, seeded, alice, bob):
+    with api_for(live_server, alice) as alice_api, api_for(live_server, bob) as bob_api:
+        body = {"model": "local/chat", "messages": [{"role": "user", "content": "hello"}], "stream": True}
+        with alice_api.stream("POST", "/chat/completions", json=body) as response:
+            trace_id = response.headers["x-service-trace-id"]
+            response.read()
+        assert trace_id in [r["trace_id"] for r in alice_api.get("/debug/streams").json()["recent"]]
+        listed = bob_api.get("/debug/streams").json()
+        assert trace_id not in [r["trace_id"] for r in listed["recent"]]
+        assert all("owner" not in r for r in alice_api.get("/debug/streams").json()["recent"])

@@ -35,6 +35,21 @@ def test_the_connection_works_and_never_shows_its_key(added, alice_http, fake_op
     assert fake_openai.key not in page and fake_openai.key not in alice_http.get("/connections/").text
 
 
+def test_a_new_connection_arrives_with_what_its_provider_lists(added, alice_http):
+    assert set(CatalogModel.objects.filter(connection=added).values_list("model_id", flat=True)) == set(fake.MODELS)
+    assert "5 models listed by the provider" in alice_http.get("/connections/").text
+
+
+def test_a_new_connection_whose_provider_refuses_says_so(live_server, catalog, alice, alice_http, fake_openai):
+    response = alice_http.post(
+        "/connections/new/", data={"name": "Wrong", "base_url": fake_openai.base_url, "api_key": "sk-wrong"}
+    )
+    assert response.status_code == 302
+    page = alice_http.get("/connections/").text
+    assert "flash-warning" in page and "Could not refresh: API key rejected." in page
+    assert not CatalogModel.objects.filter(connection__name="Wrong").exists()
+
+
 def test_a_refresh_lists_what_the_provider_serves(added, alice_http):
     page = refresh(alice_http, added)
     assert "5 models" in page

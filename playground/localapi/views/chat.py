@@ -64,7 +64,7 @@ async def completions(request, owner, body, fault):
             await asyncio.sleep(fault.stall)
         return trace_headers(JsonResponse(chat.completion(prepared, choices, usage)))
     trace_id = new_trace_id()
-    events = stream_events(request, prepared, choices, usage, trace_id, rate, fault)
+    events = stream_events(request, owner, prepared, choices, usage, trace_id, rate, fault)
     response = StreamingHttpResponse(events, content_type="text/event-stream; charset=utf-8")
     response["X-Accel-Buffering"] = "no"
     return trace_headers(response, trace_id)
@@ -74,8 +74,8 @@ def sse(payload: dict) -> bytes:
     return b"data: " + json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
 
 
-async def stream_events(request, prepared, choices, usage, trace_id, rate, fault):
-    record = stream_registry.start(trace_id, prepared.model.id)
+async def stream_events(request, owner, prepared, choices, usage, trace_id, rate, fault):
+    record = stream_registry.start(trace_id, prepared.model.id, owner)
     status = "failed"
     head = {
         "id": chat.completion_id(),

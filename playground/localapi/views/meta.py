@@ -40,7 +40,7 @@ def openapi(request):
 
 @endpoint("GET")
 def streams(request, owner):
-    return trace_headers(JsonResponse(stream_registry.snapshot()))
+    return trace_headers(JsonResponse(stream_registry.snapshot(owner)))
 
 
 @endpoint(auth=False)

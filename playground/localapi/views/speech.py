@@ -85,8 +85,8 @@ async def _resolve(owner: str, voice_id: str, field: str) -> tts.VoiceSettings:
     raise tts.Invalid(f"{field}: must be one of {', '.join(tts.PRESET_IDS)} or the uri of one of your voices")
 
 
-def _speech_stream(request, job: tts.SpeechJob, fault, trace_id: str):
-    record = stream_registry.start(trace_id, tts.MODEL_ID)
+def _speech_stream(request, owner: str, job: tts.SpeechJob, fault, trace_id: str):
+    record = stream_registry.start(trace_id, tts.MODEL_ID, owner)
     drop_after = fault.drop_after if fault else None
 
     async def body():
@@ -127,7 +127,7 @@ async def speech(request, owner, body, fault):
     job = tts.job_for(params, voices)
     trace_id = new_trace_id()
     if params.stream:
-        return trace_headers(_speech_stream(request, job, fault, trace_id), trace_id)
+        return trace_headers(_speech_stream(request, owner, job, fault, trace_id), trace_id)
     cancelled = threading.Event()
     try:
         audio = await asyncio.to_thread(tts.render, job, cancelled)
