@@ -15,7 +15,7 @@ STATIC = Path(settings.BASE_DIR) / "static"
 TEMPLATES = Path(settings.BASE_DIR) / "templates"
 STATIC_TAG = re.compile(r"""\{%\s*static\s+['"]([^'"]+)['"]\s*%\}""")
 SCRIPT_SRC = re.compile(r"""<script[^>]*\bsrc="([^"]+)\"""")
-CHAT_SCRIPTS = {f"js/chat/{name}.js" for name in ("messages", "attachments", "panel", "composer", "stream")}
+CHAT_SCRIPTS = {f"js/chat/{name}.js" for name in ("messages", "attachments", "panel", "composer", "final", "stream")}
 
 
 def templates() -> dict[Path, str]:

@@ -113,7 +113,7 @@
       if (form && !posting() && !running() && target.value.trim()) form.requestSubmit();
     } else if (event.key === "Escape" && running()) {
       event.preventDefault();
-      client().stop();
+      stop();
     }
   });
 
@@ -121,8 +121,18 @@
     if (event.target.id === "composer-input") autosize(event.target);
   });
 
+  // Over the websocket when it is up (the generator's process hears it at once), else through the stop view.
+  function stop() {
+    client().streaming().forEach(function (article) {
+      var sent = client().send({ type: "stop", message_id: Number(article.dataset.messageId) });
+      if (!sent && article.dataset.stopUrl && window.htmx) {
+        window.htmx.ajax("POST", article.dataset.stopUrl, { source: article, swap: "none" });
+      }
+    });
+  }
+
   document.addEventListener("click", function (event) {
-    if (event.target.closest("[data-stop]") && client()) client().stop();
+    if (event.target.closest("[data-stop]") && client()) stop();
   });
 
   update();

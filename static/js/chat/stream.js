@@ -1,12 +1,10 @@
 // The stream renderer: the chat page's websocket, snapshot + sequence replay, and deltas into the DOM.
 //
-// The server sends finished markdown blocks as sanitized HTML and the unfinished block as raw text. Blocks are
-// appended (never re-rendered) and the tail is set as text, so the cost of a delta does not grow with the answer
-// already shown. DOM writes are batched into one animation frame. Forms (send, retry) are htmx; this file only
-// adopts the articles they swap in. Other behaviours hear about it through events:
-//   chat:message  on each article made ready (countdowns, the wait counter),
-//   chat:state    on the document when the set of streaming answers may have changed (the composer),
-//   chat:notice   on the document with {text} when the server has something to say about a send.
+// Finished markdown blocks arrive as sanitized HTML, the unfinished block as raw text. Blocks are appended (never
+// re-rendered) and the tail set as text, so a delta costs the same however long the answer; DOM writes are batched
+// into one animation frame. Sends and retries are htmx forms: this file adopts the articles they swap in, and
+// tells the behaviours through events: chat:message on each article made ready, chat:state on the document when
+// the streaming answers may have changed, chat:notice ({text}) when the server has words about a send.
 (function () {
   "use strict";
 
@@ -39,7 +37,7 @@
   }
 
   function streaming() {
-    return Array.prototype.slice.call(thread.querySelectorAll('article[data-status="streaming"]'));
+    return Array.from(thread.querySelectorAll('article[data-status="streaming"]'));
   }
 
   // A send or retry posted by htmx and not answered yet: the articles it creates arrive in its response.
@@ -61,7 +59,7 @@
   // almost always go last. One already on the page is skipped.
   function insertArticles(html) {
     var added = [];
-    Array.prototype.slice.call(parse(html).querySelectorAll("article[data-message-id]")).forEach(function (article) {
+    Array.from(parse(html).querySelectorAll("article[data-message-id]")).forEach(function (article) {
       if (articleFor(article.dataset.messageId)) return;
       var id = Number(article.dataset.messageId);
       var next = null;
@@ -267,60 +265,12 @@
     if (queue.final) finish(article, queue.final, state.html);
   }
 
-  // The final render replaces the article's header, thinking, meta and error parts; the body the user has been
-  // reading stays in place and only gains the last block, so a long answer is neither parsed nor laid out again.
-  // The blocks already shown are cut out of the final HTML before parsing when they are its exact prefix.
-  var BLOCKS = '<div class="blocks">';
+  // The final render: patched into the article in place when the blocks shown are its prefix (final.js).
   function finish(article, html, live) {
-    var oldBody = article.querySelector(".message-body");
-    var oldBlocks = oldBody && oldBody.querySelector(".blocks");
-    if (live === null && oldBlocks && !oldBlocks.firstChild) live = "";
-    var at = html.indexOf(BLOCKS) + BLOCKS.length;
-    var prefix = oldBlocks && live !== null && at >= BLOCKS.length && html.substr(at, live.length) === live;
-    var fresh = parse(prefix ? html.slice(0, at) + html.slice(at + live.length) : html).querySelector("article");
-    if (!fresh) return;
-    var newBody = fresh.querySelector(".message-body");
-    var newBlocks = newBody && newBody.querySelector(".blocks");
-    if (!prefix || !newBlocks) {
-      stats.replaced += 1;
-      article.replaceWith(fresh);
-      prepare(fresh);
-      return;
-    }
-    stats.patched += 1;
-    var fragment = document.createDocumentFragment();
-    while (newBlocks.firstChild) fragment.appendChild(newBlocks.firstChild);
-    oldBlocks.appendChild(fragment);
-    oldBody.querySelector(".tail").textContent = "";
-    oldBody.hidden = newBody.hidden;
-    Array.prototype.slice.call(article.childNodes).forEach(function (node) {
-      if (node !== oldBody) node.remove();
-    });
-    var before = true;
-    Array.prototype.slice.call(fresh.childNodes).forEach(function (node) {
-      if (node === newBody) { before = false; return; }
-      if (before) article.insertBefore(node, oldBody);
-      else article.appendChild(node);
-    });
-    Array.prototype.slice.call(article.attributes).forEach(function (attribute) {
-      if (!fresh.hasAttribute(attribute.name)) article.removeAttribute(attribute.name);
-    });
-    Array.prototype.slice.call(fresh.attributes).forEach(function (attribute) {
-      article.setAttribute(attribute.name, attribute.value);
-    });
-    prepare(article);
-  }
-
-  // ---------------------------------------------------------------- stop
-
-  // Over the websocket when it is up (the generator's process hears it at once), else the stop view.
-  function stop() {
-    streaming().forEach(function (article) {
-      var sent = sendJSON({ type: "stop", message_id: Number(article.dataset.messageId) });
-      if (!sent && article.dataset.stopUrl && window.htmx) {
-        window.htmx.ajax("POST", article.dataset.stopUrl, { source: article, swap: "none" });
-      }
-    });
+    var result = window.ChatFinal.apply(article, html, live);
+    if (!result) return;
+    stats[result.patched ? "patched" : "replaced"] += 1;
+    prepare(result.article);
   }
 
   // ---------------------------------------------------------------- start
@@ -331,9 +281,10 @@
 
   window.ChatClient = {
     stats: stats,
-    stop: stop,
     streaming: streaming,
     posting: posting,
+    // A frame for the consumer (stop, subscribe); false when the socket is not open.
+    send: sendJSON,
     // Drops the websocket as a network failure would (it reconnects and resubscribes); for tests and demos.
     drop: function () { if (socket) socket.close(); },
   };
