@@ -195,3 +195,18 @@ def test_without_javascript_the_composer_and_retry_post_and_come_back(alice, no_
     assert retried.pk != answer.pk and retried.status == Message.COMPLETE
     assert not Message.objects.filter(pk=answer.pk).exists()
     screenshot(page, "composer-no-javascript")
+
+
+def test_stop_goes_through_the_stop_view_while_the_websocket_is_down(open_chat):
+    page = open_chat()
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("Write 3000 words about canyons")
+    box.press("Enter")
+    answer = page.locator('article[data-role="assistant"]').last
+    page.wait_for_function("node => node.innerText.length > 50", arg=answer.locator(".message-body").element_handle())
+    stops = posts_to(page, "/stop/")
+    # The socket reconnects after half a second: Stop is pressed before that.
+    page.evaluate("() => { window.ChatClient.drop(); document.getElementById('stop-button').click(); }")
+    expect(answer).to_have_attribute("data-status", "stopped", timeout=15_000)
+    assert len(stops) == 1 and stops[0].headers.get("hx-request") == "true"
+    assert stops[0].url.endswith(f"/messages/{answer.get_attribute('data-message-id')}/stop/")
