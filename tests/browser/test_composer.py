@@ -210,3 +210,20 @@ def test_stop_goes_through_the_stop_view_while_the_websocket_is_down(open_chat):
     expect(answer).to_have_attribute("data-status", "stopped", timeout=15_000)
     assert len(stops) == 1 and stops[0].headers.get("hx-request") == "true"
     assert stops[0].url.endswith(f"/messages/{answer.get_attribute('data-message-id')}/stop/")
+
+
+def test_the_retry_of_an_answer_that_failed_while_watched_is_an_htmx_form_too(open_chat):
+    """The failed answer's final render arrived over the websocket: its retry form was made live by htmx then."""
+    page = open_chat()
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("Write 300 words about lakes [fault:drop-after-5]")
+    box.press("Enter")
+    answer = page.locator('article[data-role="assistant"]').last
+    expect(answer).to_have_attribute("data-status", "error", timeout=DONE)
+    retries = posts_to(page, "/retry/")
+    mark(page)
+    answer.get_by_role("button", name="Retry").click()
+    expect(page.locator('article[data-role="assistant"]')).to_have_count(2)
+    expect(page.locator('article[data-role="assistant"]').last).to_have_attribute("data-status", "error", timeout=DONE)
+    assert len(retries) == 1 and retries[0].headers.get("hx-request") == "true"
+    assert still_the_same_page(page)
