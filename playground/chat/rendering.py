@@ -2,7 +2,7 @@
 
 Model output is untrusted. markdown-it runs with raw HTML disabled, and everything it produces still goes
 through nh3, so a bug in a render rule cannot open a hole. Remote images are never loaded without consent:
-they become a button that holds the URL and loads it on click (static/js/chat.js). Raster data: images are
+they become a button that holds the URL and loads it on click (static/js/chat/messages.js). Raster data: images are
 shown inline, since they make no request.
 """
 

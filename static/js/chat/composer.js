@@ -1,0 +1,144 @@
+// The composer is an htmx form (hx-post; a plain POST that redirects without JavaScript). This file adds what a
+// form cannot: Enter sends and Shift+Enter is a newline, the busy state while a post is in flight or an answer
+// streams, Stop and Esc, the notices for a send that failed, and a clean composer once the message is sent.
+(function () {
+  "use strict";
+
+  function composer() { return document.getElementById("composer"); }
+
+  function client() { return window.ChatClient; }
+
+  function running() { return client() ? client().streaming().length > 0 : false; }
+
+  function posting() { return client() ? client().posting() : false; }
+
+  function update() {
+    var form = composer();
+    if (!form) return;
+    var sending = posting();
+    var busy = sending || running();
+    var send = form.querySelector("#send-button");
+    var stop = form.querySelector("#stop-button");
+    var attach = form.querySelector("#attach-button");
+    var input = form.querySelector("textarea");
+    if (send) send.disabled = busy;
+    if (attach) attach.disabled = sending;
+    if (stop) stop.disabled = !running();
+    if (input) input.readOnly = sending;
+    form.classList.toggle("is-busy", busy);
+    form.setAttribute("aria-busy", busy ? "true" : "false");
+  }
+
+  function autosize(input) {
+    input.style.height = "auto";
+    input.style.height = Math.min(input.scrollHeight + 2, window.innerHeight * 0.4) + "px";
+  }
+
+  function showError(text) {
+    var form = composer();
+    if (!form) return;
+    var list = form.querySelector(".composer-errors");
+    if (!list) {
+      list = document.createElement("ul");
+      list.className = "errorlist composer-errors";
+      list.setAttribute("role", "alert");
+      form.insertBefore(list, form.querySelector(".composer-box"));
+    }
+    list.textContent = "";
+    var item = document.createElement("li");
+    item.textContent = text;
+    list.appendChild(item);
+  }
+
+  function isComposer(event) {
+    return event.target && event.target.id === "composer";
+  }
+
+  // One message at a time, and never an empty one (a blank box is refused here rather than by the server).
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    if (!isComposer(event)) return;
+    var input = event.target.querySelector("textarea");
+    if (posting() || running() || !input || !input.value.trim()) event.preventDefault();
+  });
+
+  document.addEventListener("htmx:beforeSend", update);
+  document.addEventListener("chat:state", update);
+
+  document.addEventListener("htmx:afterRequest", function (event) {
+    update();
+    if (!isComposer(event)) return;
+    var form = composer();
+    var input = form && form.querySelector("textarea");
+    // The articles went into the thread: the message is sent. (Refused input comes back as a new composer.)
+    if (event.detail.successful && event.detail.target && event.detail.target.id === "message-list" && input) {
+      var errors = form.querySelector(".composer-errors");
+      if (errors) errors.remove();
+      input.value = "";
+      autosize(input);
+      form.dispatchEvent(new CustomEvent("chat:sent", { bubbles: true }));
+    }
+    if (input) input.focus();
+  });
+
+  document.addEventListener("htmx:responseError", function (event) {
+    if (isComposer(event)) {
+      showError("Could not send (HTTP " + event.detail.xhr.status + "). Your message is still here; try again.");
+    }
+  });
+  document.addEventListener("htmx:sendError", function (event) {
+    if (isComposer(event)) showError("Could not reach the server. Your message is still here; try again.");
+  });
+  document.addEventListener("chat:notice", function (event) { showError(event.detail.text); });
+
+  // The first message names the conversation: the list (refreshed by htmx on conversation-changed) has the new
+  // title; the toolbar and the window show it too.
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var thread = document.getElementById("thread");
+    if (!event.target || event.target.id !== "conversation-list" || !thread || !thread.dataset.conversation) return;
+    var link = event.target.querySelector('a[href="/c/' + thread.dataset.conversation + '/"]');
+    var title = document.querySelector(".chat-title");
+    if (link) link.setAttribute("aria-current", "page");
+    if (link && title) {
+      title.textContent = link.querySelector(".conversation-title").textContent;
+      document.title = title.textContent + " · Playground";
+    }
+  });
+
+  document.addEventListener("keydown", function (event) {
+    var target = event.target;
+    if (target.id === "composer-input" && event.key === "Enter" && !event.shiftKey && !event.isComposing &&
+        !event.altKey && !event.ctrlKey && !event.metaKey) {
+      event.preventDefault();
+      var form = composer();
+      if (form && !posting() && !running() && target.value.trim()) form.requestSubmit();
+    } else if (event.key === "Escape" && running()) {
+      event.preventDefault();
+      stop();
+    }
+  });
+
+  document.addEventListener("input", function (event) {
+    if (event.target.id === "composer-input") autosize(event.target);
+  });
+
+  // Over the websocket when it is up (the generator's process hears it at once), else through the stop view.
+  function stop() {
+    client().streaming().forEach(function (article) {
+      var sent = client().send({ type: "stop", message_id: Number(article.dataset.messageId) });
+      if (!sent && article.dataset.stopUrl && window.htmx) {
+        window.htmx.ajax("POST", article.dataset.stopUrl, { source: article, swap: "none" });
+      }
+    });
+  }
+
+  document.addEventListener("click", function (event) {
+    if (event.target.closest("[data-stop]") && client()) stop();
+  });
+
+  update();
+  var input = document.getElementById("composer-input");
+  if (input) {
+    autosize(input);
+    if (!("ontouchstart" in window)) input.focus();
+  }
+})();

@@ -1,0 +1,126 @@
+// The parameter panel: collapse (a drawer on narrow screens), sliders beside bounded numbers, saving as the user
+// changes it, keeping the selected tab across re-renders, and the live preview of the next request body.
+(function () {
+  "use strict";
+
+  var workspace = document.getElementById("chat-workspace");
+  if (!workspace) return;
+
+  function selectedTab() {
+    var tab = document.querySelector('#panel [role=tab][aria-selected="true"]');
+    return tab ? tab.id : null;
+  }
+
+  function refreshPreview() {
+    var pre = document.getElementById("request-preview");
+    var tab = document.getElementById("tab-request");
+    if (!pre || !tab || tab.getAttribute("aria-selected") !== "true") return;
+    var input = document.querySelector("#composer textarea");
+    var url = pre.dataset.url + (input && input.value ? "?content=" + encodeURIComponent(input.value) : "");
+    fetch(url, { credentials: "same-origin" })
+      .then(function (response) { return response.text(); })
+      // The body holds user text: it is shown as text, never parsed as HTML.
+      .then(function (text) { pre.textContent = text; });
+  }
+
+  function togglePanel() {
+    var panel = document.getElementById("chat-panel");
+    if (window.matchMedia("(max-width: 1000px)").matches) {
+      panel.classList.toggle("open");
+      return;
+    }
+    var collapsed = workspace.classList.toggle("panel-collapsed");
+    localStorage.setItem("chat-panel-collapsed", collapsed ? "1" : "");
+    syncPanelToggle();
+  }
+
+  function syncPanelToggle() {
+    var collapsed = workspace.classList.contains("panel-collapsed");
+    document.querySelectorAll(".panel-toggle").forEach(function (button) {
+      button.setAttribute("aria-expanded", collapsed ? "false" : "true");
+    });
+  }
+
+  // Bounded numeric parameters get a slider beside their number box (the box is what the form posts).
+  function addSliders() {
+    document.querySelectorAll("#panel .param-number input[type=number][min][max]").forEach(function (box) {
+      if (box.dataset.slider) return;
+      box.dataset.slider = "1";
+      // Integer fields have no step attribute; float fields have one (or "any"). Wide integer ranges (seed,
+      // max_tokens, thinking_budget) are typed, not slid.
+      var step = box.getAttribute("step");
+      if (!step && Number(box.max) - Number(box.min) > 100) return;
+      var range = document.createElement("input");
+      range.type = "range";
+      range.className = "param-range";
+      range.min = box.min;
+      range.max = box.max;
+      range.step = !step ? "1" : step === "any" ? "0.01" : step;
+      range.tabIndex = -1;
+      range.setAttribute("aria-hidden", "true");
+      var sync = function () {
+        range.classList.toggle("unset", box.value === "");
+        if (box.value !== "") range.value = box.value;
+      };
+      sync();
+      range.addEventListener("input", function () { box.value = range.value; range.classList.remove("unset"); });
+      box.addEventListener("input", sync);
+      var help = box.parentNode.querySelector(".help");
+      box.parentNode.insertBefore(range, help || null);
+    });
+  }
+
+  // A change in the settings panel saves it, except a model or connection switch, which first re-renders the
+  // panel (an htmx trigger filter would do this, but filters need eval, which the Content-Security-Policy forbids).
+  document.addEventListener("change", function (event) {
+    var form = event.target.closest && event.target.closest("#settings-form");
+    if (form && !event.target.dataset.switch && window.htmx) window.htmx.trigger(form, "settings-change");
+  });
+
+  var keepTab = null;
+  var switched = false;
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var elt = event.detail && event.detail.elt;
+    if (elt && elt.dataset && elt.dataset.switch) switched = true;
+  });
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    if (event.detail.target && event.detail.target.id === "panel") keepTab = selectedTab();
+  });
+  document.addEventListener("htmx:afterSettle", function (event) {
+    if (!event.detail.target || event.detail.target.id !== "panel") return;
+    var panel = document.getElementById("panel");
+    if (keepTab && panel && window.Playground) {
+      var tab = document.getElementById(keepTab);
+      if (tab && tab.getAttribute("aria-selected") !== "true") window.Playground.selectTab(tab);
+    }
+    keepTab = null;
+    addSliders();
+    // A model or connection switch re-renders the panel with that model's parameters; then save them.
+    if (switched) {
+      switched = false;
+      var form = document.getElementById("settings-form");
+      if (form && window.htmx) window.htmx.trigger(form, "settings-change");
+    }
+    refreshPreview();
+  });
+  document.addEventListener("tab:selected", function (event) {
+    if (event.target.id === "tab-request") refreshPreview();
+  });
+
+  // The preview follows the draft message as it is typed, and the thread once a message is sent.
+  var previewTimer = null;
+  document.addEventListener("input", function (event) {
+    if (event.target.id !== "composer-input") return;
+    clearTimeout(previewTimer);
+    previewTimer = setTimeout(refreshPreview, 400);
+  });
+  document.addEventListener("chat:sent", refreshPreview);
+
+  document.addEventListener("click", function (event) {
+    if (event.target.closest("[data-toggle-panel]")) togglePanel();
+  });
+
+  if (localStorage.getItem("chat-panel-collapsed")) workspace.classList.add("panel-collapsed");
+  syncPanelToggle();
+  addSliders();
+})();

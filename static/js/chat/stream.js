@@ -1,0 +1,291 @@
+// The stream renderer: the chat page's websocket, snapshot + sequence replay, and deltas into the DOM.
+//
+// Finished markdown blocks arrive as sanitized HTML, the unfinished block as raw text. Blocks are appended (never
+// re-rendered) and the tail set as text, so a delta costs the same however long the answer; DOM writes are batched
+// into one animation frame. Sends and retries are htmx forms: this file adopts the articles they swap in, and
+// tells the behaviours through events: chat:message on each article made ready, chat:state on the document when
+// the streaming answers may have changed, chat:notice ({text}) when the server has words about a send.
+(function () {
+  "use strict";
+
+  var thread = document.getElementById("thread");
+  if (!thread) return;
+  var inner = document.getElementById("message-list") || thread;
+
+  var messages = {}; // message id -> {seq, ready, html, queue}
+  var prepared = new WeakSet();
+  var dirty = new Set();
+  var frameRequested = false;
+  var socket = null;
+  var backoff = 500;
+  var deferredStarts = [];
+  var stick = true;
+  var stats = { received: 0, receivedSeq: 0, shown: 0, shownSeq: 0, frames: 0, patched: 0, replaced: 0 };
+
+  function parse(html) {
+    var template = document.createElement("template");
+    template.innerHTML = html.trim();
+    return template.content;
+  }
+
+  function emit(target, name, detail) {
+    target.dispatchEvent(new CustomEvent(name, { bubbles: true, detail: detail || {} }));
+  }
+
+  function articleFor(id) {
+    return document.getElementById("message-" + id);
+  }
+
+  function streaming() {
+    return Array.from(thread.querySelectorAll('article[data-status="streaming"]'));
+  }
+
+  // A send or retry posted by htmx and not answered yet: the articles it creates arrive in its response.
+  function posting() {
+    return document.querySelector("[data-chat-post].htmx-request") !== null;
+  }
+
+  // ---------------------------------------------------------------- thread and scrolling
+
+  thread.addEventListener("scroll", function () {
+    stick = thread.scrollHeight - thread.scrollTop - thread.clientHeight < 48;
+  }, { passive: true });
+
+  function scrollToEnd() {
+    thread.scrollTop = thread.scrollHeight;
+  }
+
+  // Articles that arrive by websocket (a send from another tab) go in message order (ids grow); new messages
+  // almost always go last. One already on the page is skipped.
+  function insertArticles(html) {
+    var added = [];
+    Array.from(parse(html).querySelectorAll("article[data-message-id]")).forEach(function (article) {
+      if (articleFor(article.dataset.messageId)) return;
+      var id = Number(article.dataset.messageId);
+      var next = null;
+      var node = inner.lastElementChild;
+      while (node && node.dataset && Number(node.dataset.messageId) > id) {
+        next = node;
+        node = node.previousElementSibling;
+      }
+      inner.insertBefore(article, next);
+      added.push(article);
+    });
+    added.forEach(prepare);
+    if (added.length && stick) scrollToEnd();
+    emit(document, "chat:state");
+    return added;
+  }
+
+  // What a freshly inserted article needs: its behaviours, and a subscription when it is streaming.
+  function prepare(article) {
+    prepared.add(article);
+    if (window.htmx) window.htmx.process(article);
+    emit(article, "chat:message");
+    if (article.dataset.status === "streaming") subscribe(article);
+  }
+
+  function adopt() {
+    thread.querySelectorAll("article[data-message-id]").forEach(function (article) {
+      if (!prepared.has(article)) prepare(article);
+    });
+    emit(document, "chat:state");
+  }
+
+  // htmx swapped in what a send or retry returned: make the new articles live, and follow the thread.
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var elt = event.detail.requestConfig && event.detail.requestConfig.elt;
+    if (!elt || !elt.hasAttribute("data-chat-post")) return;
+    adopt();
+    if (elt.id === "composer" && event.detail.target === inner) {
+      stick = true;
+      scrollToEnd();
+    }
+  });
+
+  // Starts held back while a post was in flight: those of that post are on the page by now, and are skipped.
+  document.addEventListener("htmx:afterRequest", function (event) {
+    if (!event.target.hasAttribute || !event.target.hasAttribute("data-chat-post") || posting()) return;
+    deferredStarts.splice(0).forEach(insertArticles);
+    emit(document, "chat:state");
+  });
+
+  // ---------------------------------------------------------------- websocket
+
+  function connect() {
+    if (!thread.dataset.wsUrl) return;
+    var scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    var ws = new WebSocket(scheme + location.host + thread.dataset.wsUrl);
+    ws.onopen = function () {
+      socket = ws;
+      backoff = 500;
+      streaming().forEach(subscribe);
+    };
+    ws.onmessage = function (event) {
+      var data;
+      try { data = JSON.parse(event.data); } catch (e) { return; }
+      // A completed retry: the answer it replaces, kept until now, leaves the page.
+      if (data.type === "done" && data.replaced) {
+        var replaced = articleFor(data.replaced);
+        if (replaced) replaced.remove();
+      }
+      if (data.notice) emit(document, "chat:notice", { text: data.notice });
+      receive(data);
+    };
+    ws.onclose = function (event) {
+      if (socket === ws) socket = null;
+      Object.keys(messages).forEach(function (id) { messages[id].ready = false; });
+      if (event.code === 4403 || event.code === 4404) return;
+      setTimeout(connect, backoff);
+      backoff = Math.min(backoff * 2, 8000);
+    };
+  }
+
+  function sendJSON(data) {
+    if (socket && socket.readyState === WebSocket.OPEN) {
+      socket.send(JSON.stringify(data));
+      return true;
+    }
+    return false;
+  }
+
+  function track(id) {
+    // html: the finished blocks' HTML received so far (null until a snapshot), a prefix of the final render.
+    if (!messages[id]) messages[id] = { seq: 0, ready: false, html: null, queue: emptyQueue() };
+    return messages[id];
+  }
+
+  function emptyQueue() {
+    return { snapshot: null, blocks: [], tail: null, reasoning: [], final: null };
+  }
+
+  function subscribe(article) {
+    var state = track(article.dataset.messageId);
+    state.ready = false;
+    sendJSON({ type: "subscribe", message_id: Number(article.dataset.messageId), after: state.seq });
+  }
+
+  function receive(data) {
+    var id = String(data.message_id);
+    if (data.type === "start") {
+      if (posting()) deferredStarts.push(data.html);
+      else if (insertArticles(data.html).length) syncThread();
+      return;
+    }
+    if (!articleFor(id)) return;
+    var state = track(id);
+    var queue = state.queue;
+    if (data.type === "snapshot") {
+      state.ready = true;
+      state.seq = data.seq;
+      state.html = data.blocks.join("");
+      queue.snapshot = data;
+      queue.blocks = [];
+      queue.tail = null;
+      queue.reasoning = [];
+    } else if (data.type === "delta") {
+      // Before its snapshot, a message's deltas are already part of what the snapshot will bring.
+      if (!state.ready || data.seq <= state.seq) return;
+      state.seq = data.seq;
+      if (data.blocks && data.blocks.length) {
+        Array.prototype.push.apply(queue.blocks, data.blocks);
+        state.html += data.blocks.join("");
+      }
+      if (typeof data.tail === "string") queue.tail = data.tail;
+      if (data.reasoning) queue.reasoning.push(data.reasoning);
+      stats.received = performance.now();
+      stats.receivedSeq = data.seq;
+    } else if (data.type === "done" || data.type === "error") {
+      queue.final = data.html;
+      stats.received = performance.now();
+      stats.receivedSeq = data.seq;
+    } else {
+      return;
+    }
+    dirty.add(id);
+    if (!frameRequested) {
+      frameRequested = true;
+      requestAnimationFrame(frame);
+    }
+  }
+
+  // A generation started in another tab: its question is not in this one yet, so fetch what is missing.
+  function syncThread() {
+    fetch(location.pathname, { credentials: "same-origin" })
+      .then(function (response) { return response.ok ? response.text() : ""; })
+      .then(function (html) {
+        var articles = parse(html).querySelectorAll("#thread article[data-message-id]");
+        insertArticles(Array.prototype.map.call(articles, function (a) { return a.outerHTML; }).join(""));
+      });
+  }
+
+  // ---------------------------------------------------------------- deltas into the DOM
+
+  function frame() {
+    frameRequested = false;
+    var follow = stick;
+    var shownSeq = 0;
+    dirty.forEach(function (id) {
+      var state = messages[id];
+      var article = articleFor(id);
+      var queue = state.queue;
+      state.queue = emptyQueue();
+      if (article) {
+        apply(article, queue, state);
+        shownSeq = Math.max(shownSeq, state.seq);
+      }
+    });
+    dirty.clear();
+    if (follow) scrollToEnd();
+    stats.frames += 1;
+    stats.shown = performance.now();
+    stats.shownSeq = shownSeq;
+    emit(document, "chat:state");
+  }
+
+  function apply(article, queue, state) {
+    var body = article.querySelector(".message-body");
+    var blocks = body && body.querySelector(".blocks");
+    var tail = body && body.querySelector(".tail");
+    var thinking = article.querySelector(".thinking");
+    var thinkingText = thinking && thinking.querySelector(".thinking-text");
+    if (queue.snapshot) {
+      if (blocks) blocks.innerHTML = queue.snapshot.blocks.join("");
+      if (tail) tail.textContent = queue.snapshot.tail || "";
+      if (thinkingText) thinkingText.textContent = queue.snapshot.reasoning || "";
+    }
+    if (blocks && queue.blocks.length) blocks.insertAdjacentHTML("beforeend", queue.blocks.join(""));
+    if (tail && queue.tail !== null) tail.textContent = queue.tail;
+    if (thinkingText && queue.reasoning.length) thinkingText.appendChild(document.createTextNode(queue.reasoning.join("")));
+    if (thinking && thinkingText && thinking.hidden && thinkingText.firstChild) thinking.hidden = false;
+    var waiting = article.querySelector(".waiting");
+    if (waiting && ((blocks && blocks.firstChild) || (tail && tail.firstChild) || (thinkingText && thinkingText.firstChild))) {
+      waiting.hidden = true;
+    }
+    if (queue.final) finish(article, queue.final, state.html);
+  }
+
+  // The final render: patched into the article in place when the blocks shown are its prefix (final.js).
+  function finish(article, html, live) {
+    var result = window.ChatFinal.apply(article, html, live);
+    if (!result) return;
+    stats[result.patched ? "patched" : "replaced"] += 1;
+    prepare(result.article);
+  }
+
+  // ---------------------------------------------------------------- start
+
+  adopt();
+  scrollToEnd();
+  connect();
+
+  window.ChatClient = {
+    stats: stats,
+    streaming: streaming,
+    posting: posting,
+    // A frame for the consumer (stop, subscribe); false when the socket is not open.
+    send: sendJSON,
+    // Drops the websocket as a network failure would (it reconnects and resubscribes); for tests and demos.
+    drop: function () { if (socket) socket.close(); },
+  };
+})();

@@ -1,0 +1,229 @@
+"""The composer and retry are htmx forms (and plain forms without JavaScript), in Chromium against the live server."""
+
+import re
+import time
+
+import pytest
+from django.core.management import call_command
+from playwright.sync_api import expect
+
+from playground.chat.models import Conversation, Message
+from playground.connections.models import ensure_local_connection
+from tests.browser.conftest import log_in, screenshot
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+DONE = 60_000
+
+
+def posts_to(page, fragment: str) -> list:
+    """The POST requests the page makes to URLs containing `fragment`, as they happen."""
+    seen = []
+    page.on("request", lambda r: seen.append(r) if r.method == "POST" and fragment in r.url else None)
+    return seen
+
+
+def mark(page) -> None:
+    """A mark on the window that a page load would wipe out."""
+    page.evaluate("() => { window.stillTheSamePage = true; }")
+
+
+def still_the_same_page(page) -> bool:
+    return page.evaluate("() => window.stillTheSamePage === true")
+
+
+def test_the_composer_is_an_htmx_form_that_enter_sends_without_leaving_the_page(open_chat):
+    page = open_chat()
+    composer = page.locator("#composer")
+    expect(composer).to_have_attribute("hx-post", re.compile(r"^/c/\d+/send/$"))
+    assert composer.get_attribute("hx-post") == composer.get_attribute("action")
+    sends = posts_to(page, "/send/")
+    mark(page)
+    box = page.get_by_role("textbox", name="Message")
+
+    # Shift+Enter is a newline; Enter on a blank box sends nothing.
+    box.fill("   ")
+    box.press("Enter")
+    box.fill("First line")
+    box.press("Shift+Enter")
+    box.press_sequentially("second line")
+    expect(box).to_have_value("First line\nsecond line")
+    page.wait_for_timeout(300)
+    assert sends == []
+
+    box.press("Enter")
+    answer = page.locator('article[data-role="assistant"]').last
+    expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
+    expect(page.locator('article[data-role="user"]')).to_contain_text("second line")
+    assert len(sends) == 1 and sends[0].headers.get("hx-request") == "true"
+    assert still_the_same_page(page)
+    # A clean, focused composer for the next message, and the empty state gone.
+    expect(box).to_have_value("")
+    expect(box).to_be_focused()
+    expect(page.locator(".thread-empty")).to_be_hidden()
+    screenshot(page, "composer-sent")
+    page.set_viewport_size({"width": 390, "height": 844})
+    screenshot(page, "composer-sent-phone")
+
+
+def test_the_send_button_is_off_while_an_answer_streams_and_enter_then_sends_nothing(open_chat):
+    page = open_chat()
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("Write 3000 words about oceans")
+    box.press("Enter")
+    answer = page.locator('article[data-role="assistant"]').last
+    expect(answer).to_have_attribute("data-status", "streaming")
+    expect(page.get_by_role("button", name="Send")).to_be_disabled()
+    expect(page.locator("#composer")).to_have_attribute("aria-busy", "true")
+    sends = posts_to(page, "/send/")
+    box.fill("Another question")
+    box.press("Enter")
+    page.wait_for_timeout(300)
+    assert sends == []
+    page.get_by_role("button", name="Stop").click()
+    expect(answer).to_have_attribute("data-status", "stopped", timeout=15_000)
+    expect(page.get_by_role("button", name="Send")).to_be_enabled()
+    expect(box).to_have_value("Another question")
+
+
+def test_a_failed_send_keeps_the_message_and_says_what_happened(open_chat):
+    page = open_chat()
+    box = page.get_by_role("textbox", name="Message")
+    page.route("**/send/", lambda route: route.fulfill(status=500, body="boom"))
+    box.fill("Keep me")
+    box.press("Enter")
+    expect(page.locator(".composer-errors")).to_have_text(
+        "Could not send (HTTP 500). Your message is still here; try again."
+    )
+    expect(box).to_have_value("Keep me")
+    page.unroute("**/send/")
+    page.route("**/send/", lambda route: route.abort())
+    box.press("Enter")
+    expect(page.locator(".composer-errors")).to_have_text(
+        "Could not reach the server. Your message is still here; try again."
+    )
+    expect(page.get_by_role("button", name="Send")).to_be_enabled()
+    assert Message.objects.count() == 0
+
+
+def stopped_answer(alice):
+    conversation = Conversation.objects.create(
+        owner=alice, connection=ensure_local_connection(alice), model_id="local/chat"
+    )
+    Message.objects.create(conversation=conversation, role="user", content="What is 2 + 2?")
+    stopped = Message.objects.create(
+        conversation=conversation, role="assistant", status=Message.STOPPED, content="It is"
+    )
+    return conversation, stopped
+
+
+def test_retry_is_an_htmx_form_and_a_refused_retry_says_why(alice, alice_page):
+    call_command("seed_catalog", verbosity=0)
+    conversation, stopped = stopped_answer(alice)
+    page = alice_page
+    page.goto(f"/c/{conversation.pk}/")
+    page.wait_for_function("() => window.ChatClient !== undefined")
+    old = page.locator(f"#message-{stopped.pk}")
+    retry = old.get_by_role("button", name="Retry")
+    expect(old.locator("form.retry-form")).to_have_attribute(
+        "hx-post", f"/c/{conversation.pk}/messages/{stopped.pk}/retry/"
+    )
+
+    page.route("**/retry/", lambda route: route.fulfill(status=503, body="The live channel is down; try again."))
+    retry.click()
+    expect(old.locator(".countdown")).to_have_text("The live channel is down; try again.")
+    expect(retry).to_be_enabled()
+    page.unroute("**/retry/")
+
+    retries = posts_to(page, "/retry/")
+    mark(page)
+    retry.click()
+    new = page.locator('article[data-role="assistant"]').last
+    expect(new).not_to_have_attribute("data-message-id", str(stopped.pk))
+    expect(new).to_have_attribute("data-status", "complete", timeout=DONE)
+    expect(page.locator(f"#message-{stopped.pk}")).to_have_count(0)
+    assert len(retries) == 1 and retries[0].headers.get("hx-request") == "true"
+    assert still_the_same_page(page)
+
+
+@pytest.fixture
+def no_js_page(browser, live_server, client, alice):
+    context = browser.new_context(base_url=live_server.url, java_script_enabled=False)
+    context.set_default_timeout(15_000)
+    log_in(context, client, alice)
+    yield context.new_page()
+    context.close()
+
+
+def wait_for_answer(conversation) -> Message:
+    for _ in range(300):
+        answer = conversation.messages.filter(role="assistant").last()
+        if answer and answer.status != Message.STREAMING:
+            return answer
+        time.sleep(0.2)
+    raise AssertionError("the answer did not finish")
+
+
+def test_without_javascript_the_composer_and_retry_post_and_come_back(alice, no_js_page):
+    call_command("seed_catalog", verbosity=0)
+    page = no_js_page
+    # The start page creates the conversation with its first message.
+    page.goto("/")
+    page.get_by_role("textbox", name="Message").fill("What is 6 * 7?")
+    page.get_by_role("button", name="Send").click()
+    page.wait_for_url(re.compile(r"/c/\d+/$"))
+    conversation = Conversation.objects.get(owner=alice)
+    assert wait_for_answer(conversation).status == Message.COMPLETE
+
+    # In a conversation: the message, then the answer once the page is loaded again.
+    page.get_by_role("textbox", name="Message").fill("What is 12 + 30?")
+    page.get_by_role("button", name="Send").click()
+    page.wait_for_url(f"**/c/{conversation.pk}/")
+    expect(page.locator('article[data-role="user"]').last).to_contain_text("What is 12 + 30?")
+    answer = wait_for_answer(conversation)
+    assert answer.status == Message.COMPLETE and "42" in answer.content
+    page.reload()
+    expect(page.locator('article[data-role="assistant"]').last.locator(".message-body")).to_contain_text("42")
+
+    # Retry of a stopped answer is a plain form too.
+    answer.status = Message.STOPPED
+    answer.save()
+    page.reload()
+    page.get_by_role("button", name="Retry").click()
+    page.wait_for_url(f"**/c/{conversation.pk}/")
+    retried = wait_for_answer(conversation)
+    assert retried.pk != answer.pk and retried.status == Message.COMPLETE
+    assert not Message.objects.filter(pk=answer.pk).exists()
+    screenshot(page, "composer-no-javascript")
+
+
+def test_stop_goes_through_the_stop_view_while_the_websocket_is_down(open_chat):
+    page = open_chat()
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("Write 3000 words about canyons")
+    box.press("Enter")
+    answer = page.locator('article[data-role="assistant"]').last
+    page.wait_for_function("node => node.innerText.length > 50", arg=answer.locator(".message-body").element_handle())
+    stops = posts_to(page, "/stop/")
+    # The socket reconnects after half a second: Stop is pressed before that.
+    page.evaluate("() => { window.ChatClient.drop(); document.getElementById('stop-button').click(); }")
+    expect(answer).to_have_attribute("data-status", "stopped", timeout=15_000)
+    assert len(stops) == 1 and stops[0].headers.get("hx-request") == "true"
+    assert stops[0].url.endswith(f"/messages/{answer.get_attribute('data-message-id')}/stop/")
+
+
+def test_the_retry_of_an_answer_that_failed_while_watched_is_an_htmx_form_too(open_chat):
+    """The failed answer's final render arrived over the websocket: its retry form was made live by htmx then."""
+    page = open_chat()
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("Write 300 words about lakes [fault:drop-after-5]")
+    box.press("Enter")
+    answer = page.locator('article[data-role="assistant"]').last
+    expect(answer).to_have_attribute("data-status", "error", timeout=DONE)
+    retries = posts_to(page, "/retry/")
+    mark(page)
+    answer.get_by_role("button", name="Retry").click()
+    expect(page.locator('article[data-role="assistant"]')).to_have_count(2)
+    expect(page.locator('article[data-role="assistant"]').last).to_have_attribute("data-status", "error", timeout=DONE)
+    assert len(retries) == 1 and retries[0].headers.get("hx-request") == "true"
+    assert still_the_same_page(page)
