@@ -14,7 +14,7 @@ from playground.chat.models import Conversation
 from playground.connections.models import Connection
 from playground.speech.audio import parse_range
 from playground.speech.forms import VoiceUploadForm
-from tests.localapi.test_voices import tone
+from tests.fakeprovider.audio import wav_tone as tone
 
 pytestmark = pytest.mark.django_db
 
