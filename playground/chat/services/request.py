@@ -17,17 +17,22 @@ PART_TYPES = {"image": "image_url", "pdf": "image_url", "audio": "audio_url", "v
 PREVIEW_BYTES = 24  # the Request tab shows the first 32 base64 characters of an attachment, then its size
 
 
-def connection_for(conversation: Conversation) -> Connection:
+def connection_for(conversation: Conversation) -> Connection | None:
+    """The conversation's connection, else the user's Local one; None when neither exists (LOCAL_API=off)."""
     return conversation.connection or ensure_local_connection(conversation.owner)
 
 
-def chat_models(connection: Connection) -> list[CatalogModel]:
+def chat_models(connection: Connection | None) -> list[CatalogModel]:
+    if connection is None:
+        return []
     return list(CatalogModel.objects.for_connection(connection, kind="chat"))
 
 
 def selected_model(conversation: Conversation) -> CatalogModel | None:
     """The conversation's chat model (as pick_model would choose it) with one query, remembered on the instance."""
     connection = connection_for(conversation)
+    if connection is None:  # no connection at all (the local API is off and the user has added none)
+        return None
     key = (connection.pk, conversation.model_id)
     cached = getattr(conversation, "_selected_model", None)
     if cached is None or cached[0] != key:
@@ -127,7 +132,8 @@ def build_request(
     errors = [] if form.is_valid() else [e for errs in form.errors.values() for e in errs]
     values = form.request_values() if not errors else {}
     # Usage on streamed answers is opt-in for OpenAI-style providers; the connection forgets it if refused.
-    if values.get("stream") and (connection or connection_for(conversation)).include_usage:
+    connection = connection or connection_for(conversation)
+    if values.get("stream") and connection is not None and connection.include_usage:
         values["stream_options"] = {"include_usage": True}
     if values.get("enable_thinking") is False:
         values.pop("thinking_budget", None)
