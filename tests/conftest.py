@@ -75,7 +75,7 @@ def server_env(port: int, **extra: str) -> dict[str, str]:
         "PYTHONUNBUFFERED": "1",
         "PLAYGROUND_BOOT_CHECKS": "on",
     }
-    # The browser tests' process needs this; the server must keep Django's async safety checks.
+    # Never inherited from a developer's shell: the server must keep Django's async safety checks.
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     env.update(extra)
     return env
