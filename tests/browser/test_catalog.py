@@ -10,7 +10,7 @@ from playground.chat.models import Conversation
 from playground.connections.models import ensure_local_connection
 from tests.browser.conftest import orm, screenshot
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 
 def open_conversation(page, alice, model_id="local/chat"):

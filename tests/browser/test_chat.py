@@ -12,7 +12,7 @@ from playground.chat.models import Conversation, Message
 from playground.connections.models import ensure_local_connection
 from tests.browser.conftest import orm, screenshot
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 # Generous: the machine is shared, and a generation may take a while to finish under load.
 DONE = 60_000

@@ -8,7 +8,7 @@ from playground.chat.models import Conversation
 from playground.connections.models import Connection, ensure_local_connection
 from tests.browser.conftest import orm, screenshot
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 
 def watch_violations(page) -> list[str]:

@@ -70,6 +70,7 @@ def test_every_nav_destination_is_reachable_from_the_menu(phone):
     expect(menu).to_have_attribute("aria-expanded", "false")
 
 
+@pytest.mark.needs_local_api
 def test_a_conversation_keeps_its_composer_panel_and_list_in_reach(phone, alice):
     def long_conversation():
         connection = Connection.objects.get(owner=alice, is_local=True)

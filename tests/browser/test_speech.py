@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from playground.speech.models import SpeechClip
 from tests.browser.conftest import orm, screenshot
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 SENTENCE = "[S1] The quick brown fox jumps over the lazy dog near the river bank. [S2] Really? Tell me more about it. "
 

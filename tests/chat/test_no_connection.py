@@ -51,3 +51,9 @@ def test_with_a_connection_of_their_own_the_page_offers_it(local_api_off, alice,
     html = alice_client.get(f"/c/{conversation.pk}/").content.decode()
     assert "Add a connection first" not in html
     assert f'<option value="{connection.pk}" selected>Hosted</option>' in html
+
+
+@pytest.mark.parametrize("path", ["/connections/", "/rerank/", "/speech/", "/speech/voices/", "/batches/"])
+def test_the_other_pages_without_any_connection_open(local_api_off, alice_client, path):
+    response = alice_client.get(path)
+    assert response.status_code == 200
