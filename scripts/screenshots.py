@@ -2,7 +2,8 @@
 
 Run by hand: `.venv/bin/python scripts/screenshots.py`. It starts its own daphne on a free port with a temporary
 database, signs up a user, fills each page with real content from the local API and writes
-docs/screenshots/<page>-<theme>.png.
+docs/screenshots/<page>-<theme>.png, and <page>-phone.png at 390 x 844 for chat, connections, speech and voices.
+With `--phone-only` it writes only the phone ones.
 """
 
 import subprocess
@@ -27,6 +28,9 @@ ARGS = [
     "--disable-quic",
 ]
 PASSWORD = "screenshots-passphrase-42"
+DESKTOP = {"width": 1440, "height": 900}
+PHONE = {"width": 390, "height": 844}
+PHONE_ONLY = "--phone-only" in sys.argv
 
 
 def start(tmp: str, port: int) -> subprocess.Popen:
@@ -43,13 +47,23 @@ def start(tmp: str, port: int) -> subprocess.Popen:
     return devserver.start_daphne(port, env)
 
 
-def shoot(page, name: str) -> None:
+def shoot(page, name: str, *, phone: bool = False) -> None:
     page.evaluate("window.scrollTo(0, 0)")
-    for theme in ("light", "dark"):
-        page.evaluate(f"document.documentElement.dataset.theme = '{theme}'")
-        page.wait_for_timeout(150)
-        page.screenshot(path=str(OUT / f"{name}-{theme}.png"))
-        print("wrote", OUT / f"{name}-{theme}.png")
+    for theme in () if PHONE_ONLY else ("light", "dark"):
+        write(page, name, theme)
+    if phone:
+        page.set_viewport_size(PHONE)
+        write(page, name, "light", "phone")
+        page.set_viewport_size(DESKTOP)
+
+
+def write(page, name: str, theme: str, suffix: str = "") -> None:
+    page.evaluate(f"document.documentElement.dataset.theme = '{theme}'")
+    page.evaluate("window.scrollTo(0, 0)")
+    page.wait_for_timeout(150)
+    path = OUT / f"{name}-{suffix or theme}.png"
+    page.screenshot(path=str(path))
+    print("wrote", path)
 
 
 def main() -> None:
@@ -60,7 +74,7 @@ def main() -> None:
         try:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-                page = browser.new_page(base_url=f"http://127.0.0.1:{port}", viewport={"width": 1440, "height": 900})
+                page = browser.new_page(base_url=f"http://127.0.0.1:{port}", viewport=DESKTOP)
                 page.set_default_timeout(30_000)
                 page.goto("/accounts/signup/")
                 page.get_by_label("Username").fill("demo")
@@ -78,12 +92,12 @@ def main() -> None:
                 page.get_by_role("textbox", name="Message").fill("What is 12*7+3? Explain briefly.")
                 page.get_by_role("button", name="Send").click()
                 expect(page.locator("article[data-role=assistant][data-status=complete]")).to_have_count(2)
-                shoot(page, "chat")
+                shoot(page, "chat", phone=True)
 
                 page.goto("/connections/")
                 page.get_by_role("button", name="Test connection").first.click()
                 page.wait_for_timeout(800)
-                shoot(page, "connections")
+                shoot(page, "connections", phone=True)
 
                 page.goto("/rerank/")
                 page.get_by_label("Query").fill("How do plants make energy?")
@@ -103,11 +117,11 @@ def main() -> None:
                 )
                 page.get_by_role("button", name="Generate speech").click()
                 page.wait_for_timeout(3000)
-                shoot(page, "speech")
+                shoot(page, "speech", phone=True)
 
                 page.goto("/speech/voices/")
                 page.wait_for_timeout(500)
-                shoot(page, "voices")
+                shoot(page, "voices", phone=True)
 
                 page.goto("/batches/")
                 page.get_by_label("Prompts", exact=True).fill(

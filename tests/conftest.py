@@ -26,6 +26,10 @@ from tests.fakeprovider.server import FakeProvider
 os.environ.setdefault("PLAYGROUND_BOOT_CHECKS", "off")
 
 LOCAL_API_TEST_KEY = "sk-local-test-0123456789abcdef"
+
+# With LOCAL_API=off (`make test-no-local`) the local API's own tests are not collected (they import its models),
+# and tests marked needs_local_api, which use it as their upstream, are skipped.
+collect_ignore = [] if settings.LOCAL_API else ["localapi", "connections/test_local_keys.py"]
 PASSWORD = "correct-horse-battery-staple"
 
 
@@ -71,7 +75,7 @@ def server_env(port: int, **extra: str) -> dict[str, str]:
         "PYTHONUNBUFFERED": "1",
         "PLAYGROUND_BOOT_CHECKS": "on",
     }
-    # The browser tests' process needs this; the server must keep Django's async safety checks.
+    # Never inherited from a developer's shell: the server must keep Django's async safety checks.
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     env.update(extra)
     return env
@@ -177,9 +181,12 @@ def _live_server_helper(request):
 def pytest_collection_modifyitems(config, items):
     """Browser tests run last: sync Playwright keeps an event loop running in the main thread for the rest of the
     session, which async tests and async_to_sync cannot share."""
+    without_local_api = pytest.mark.skip(reason="needs the local API (LOCAL_API=off)")
     for item in items:
         if "browser" in item.path.parts:
             item.add_marker(pytest.mark.browser)
+        if not settings.LOCAL_API and item.get_closest_marker("needs_local_api"):
+            item.add_marker(without_local_api)
     items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
 
 

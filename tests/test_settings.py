@@ -14,7 +14,7 @@ def test_check_deploy_passes_with_production_settings():
         "ALLOWED_HOSTS": "playground.example.com",
         "DJANGO_DEBUG": "false",
     }
-    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set for the browser tests' own process only
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # never inherited from a developer's shell
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT,

@@ -47,7 +47,12 @@ def _panel(
     """The parameter panel: the connection, its chat models, the selected model's parameters and the body."""
     connections = _connections(request.user)
     wanted = connection_id or (conversation.connection_id if conversation else None)
-    connection = next((c for c in connections if c.pk == wanted), None) or next(c for c in connections if c.is_local)
+    connection = next((c for c in connections if c.pk == wanted), None) or next(
+        (c for c in connections if c.is_local), connections[0] if connections else None
+    )
+    if connection is None:
+        # No provider at all (the local API is off and none was added): the page says to add a connection.
+        return {}
     models = services.chat_models(connection)
     if model_id is None:
         model_id = conversation.model_id if conversation else ""
@@ -97,7 +102,8 @@ def _page(request, conversation=None, **extra) -> dict:
         "thread": thread,
         "composer": ComposerForm(),
         "panel": panel,
-        "attach_accept": panel["attach_accept"],
+        "attach_accept": panel.get("attach_accept", ""),
+        "has_connection": bool(panel),
         "query": query,
     }
     context.update(extra)
@@ -267,6 +273,8 @@ def _invalid(request, conversation, composer, problems) -> HttpResponse:
     return response
 
 
+NO_CONNECTION = "No connection to send to: add a connection (a provider's base URL and API key) first."
+
 UNAVAILABLE = {
     "live_unavailable": (
         "The live channel (Redis) cannot be reached, so nothing was sent or saved. Your message is still here: "
@@ -325,6 +333,8 @@ def _prepare_send(request, pk, launch) -> tuple[Turn, str] | HttpResponse:
         except ValidationError as exc:
             for message in exc.messages:
                 composer.add_error(None, message)
+    if services.connection_for(conversation) is None:
+        composer.add_error(None, NO_CONNECTION)
     if not composer.is_valid() or invalid_params is not None:
         return _invalid(request, conversation, composer, invalid_params)
     turn = services.prepare_turn(conversation, composer.cleaned_data["content"], attachments=uploads, launch=launch)
@@ -357,6 +367,8 @@ def _create(request):
     invalid_params = _apply_panel(request, conversation)
     content = request.POST.get("content", "")
     composer = ComposerForm(request.POST) if content.strip() else None
+    if composer is not None and services.connection_for(conversation) is None:
+        composer.add_error(None, NO_CONNECTION)
     if invalid_params is not None or (composer is not None and not composer.is_valid()):
         return _invalid(request, conversation, composer, invalid_params)
     if not composer:

@@ -5,8 +5,8 @@ class LocalapiConfig(AppConfig):
     name = "playground.localapi"
 
     def ready(self):
-        from playground.localapi.engines import batches
+        from playground.localapi.engines import batch_runner
 
         # Every server process runs pending batches (each batch is claimed by exactly one).
-        batches.register()
-        batches.start_runner()
+        batch_runner.register()
+        batch_runner.start_runner()

@@ -8,6 +8,7 @@ from tests.conftest import PASSWORD
 pytestmark = pytest.mark.django_db
 
 
+@pytest.mark.needs_local_api
 def test_sign_up_logs_the_user_in_and_gives_them_the_local_connection(client):
     response = client.post(
         reverse("accounts:signup"),

@@ -2,9 +2,13 @@
 
 import html
 
+import pytest
+
 from playground.batches.models import Batch
 from tests.batches.conftest import HTMX, local_connection
 from tests.batches.test_batches import form
+
+pytestmark = pytest.mark.needs_local_api
 
 
 def test_nul_in_metadata_is_refused_with_words(alice_http, alice):

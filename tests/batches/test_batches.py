@@ -11,7 +11,7 @@ from playground.batches.models import TERMINAL, Batch
 from playground.catalog.services import add_by_hand
 from tests.batches.conftest import HTMX, add_connection, local_connection, wait_for_status
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 PROMPTS = ["Name a colour of the sky.", "What is two plus two?", "Say hello in French."]
 

@@ -4,7 +4,7 @@ from django.urls import reverse
 from playground.batches.models import Batch
 from tests.batches.conftest import HTMX, local_connection
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
 
 
 def alices_batch(alice) -> Batch:

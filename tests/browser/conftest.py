@@ -1,19 +1,26 @@
 """Playwright on Debian's Chromium against the live daphne server.
 
 Without /usr/bin/chromium the browser tests skip with a loud notice, except under CI=true where that is a failure.
+
+Sync Playwright marks its event loop as running in this thread for as long as it is started, and Django rightly
+refuses sync ORM calls there. So Playwright starts per test (after the test database is set up, and stops before
+it is flushed), and the tests' own database work goes through `orm()`, which runs it in a thread of its own.
 """
 
 import os
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from django.core.files.storage import default_storage
 from django.core.management import call_command
+from django.db import connections
 from playwright.sync_api import expect
 
 from playground.chat.models import Attachment, Conversation
 from playground.connections.models import ensure_local_connection
+from tests.conftest import PASSWORD
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
@@ -28,22 +35,42 @@ ARGS = [
 ]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
-# Sync Playwright runs an event loop in this thread; the ORM calls of the tests themselves are still sync.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+_orm_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="browser-test-orm")
+
+
+def orm(function, *args, **kwargs):
+    """Call `function` in the ORM thread and return its result (its exceptions are raised here).
+
+    The thread closes its database connections after each call, so the flush at the end of the test is not kept
+    waiting. The live server's test data is committed (transactional tests), so both threads see the same rows.
+    """
+
+    def call():
+        try:
+            return function(*args, **kwargs)
+        finally:
+            connections.close_all()
+
+    return _orm_thread.submit(call).result()
 
 
 @pytest.fixture(scope="session")
-def browser():
+def chromium():
     if not Path(CHROMIUM).exists():
         message = f"BROWSER TESTS SKIPPED: {CHROMIUM} is missing (run `make test` as root to install it)."
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(message)
         warnings.warn(message, stacklevel=1)
         pytest.skip(message)
+    return CHROMIUM
+
+
+@pytest.fixture
+def browser(chromium, transactional_db):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=ARGS)
         yield browser
         browser.close()
 
@@ -61,9 +88,24 @@ def page(context):
     return context.new_page()
 
 
+@pytest.fixture
+def alice(django_user_model):
+    return orm(django_user_model.objects.create_user, "alice", "alice@example.com", PASSWORD)
+
+
+@pytest.fixture
+def bob(django_user_model):
+    return orm(django_user_model.objects.create_user, "bob", "bob@example.com", PASSWORD)
+
+
+@pytest.fixture
+def catalog(transactional_db):
+    orm(call_command, "seed_catalog", verbosity=0)
+
+
 def log_in(context, client, user) -> None:
     """Give the browser the session of `user` (the live server shares the test database)."""
-    client.force_login(user)
+    orm(client.force_login, user)
     context.add_cookies(
         [{"name": "sessionid", "value": client.cookies["sessionid"].value, "domain": "127.0.0.1", "path": "/"}]
     )
@@ -78,11 +120,13 @@ def alice_page(context, client, alice):
 @pytest.fixture
 def open_chat(alice, alice_page, live_server):
     """Open a fresh conversation of alice on a model; returns the page. Files it uploads are removed after."""
-    call_command("seed_catalog", verbosity=0)
+    orm(call_command, "seed_catalog", verbosity=0)
 
     def open_(model_id="local/chat", **fields):
-        conversation = Conversation.objects.create(
-            owner=alice, connection=ensure_local_connection(alice), model_id=model_id, **fields
+        conversation = orm(
+            lambda: Conversation.objects.create(
+                owner=alice, connection=ensure_local_connection(alice), model_id=model_id, **fields
+            )
         )
         alice_page.goto(f"/c/{conversation.pk}/")
         expect(alice_page.get_by_role("textbox", name="Message")).to_be_visible()
@@ -93,7 +137,7 @@ def open_chat(alice, alice_page, live_server):
 
     yield open_
     # The server saved the files under the shared MEDIA_ROOT: remove exactly those.
-    for name in Attachment.objects.values_list("file", flat=True):
+    for name in orm(lambda: list(Attachment.objects.values_list("file", flat=True))):
         default_storage.delete(name)
 
 

@@ -2,13 +2,13 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import orm, screenshot
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 
 def test_create_a_batch_from_three_prompts_watch_it_complete_and_read_the_results(alice_page, live_server):
-    call_command("seed_catalog", verbosity=0)
+    orm(call_command, "seed_catalog", verbosity=0)
     page = alice_page
     page.goto("/")
     page.get_by_role("link", name="Batches").click()

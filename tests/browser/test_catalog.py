@@ -8,14 +8,14 @@ from playwright.sync_api import expect
 
 from playground.chat.models import Conversation
 from playground.connections.models import ensure_local_connection
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import orm, screenshot
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 
 def open_conversation(page, alice, model_id="local/chat"):
-    conversation = Conversation.objects.create(
-        owner=alice, connection=ensure_local_connection(alice), model_id=model_id
+    conversation = orm(
+        lambda: Conversation.objects.create(owner=alice, connection=ensure_local_connection(alice), model_id=model_id)
     )
     page.goto(f"/c/{conversation.pk}/")
     expect(page.get_by_role("textbox", name="Message")).to_be_visible()
@@ -25,12 +25,12 @@ def open_conversation(page, alice, model_id="local/chat"):
 
 
 def test_an_override_in_the_catalog_makes_attach_appear_in_the_chat(alice, alice_page):
-    call_command("seed_catalog", verbosity=0)
+    orm(call_command, "seed_catalog", verbosity=0)
     page = alice_page
     open_conversation(page, alice)
     expect(page.locator("#attach-button")).to_be_hidden()
 
-    local = ensure_local_connection(alice)
+    local = orm(ensure_local_connection, alice)
     page.goto(f"/catalog/{local.pk}/")
     page.get_by_role("link", name="Edit local/chat").click()
     expect(page.locator("#override-form")).to_be_visible()
@@ -54,10 +54,10 @@ def test_an_override_in_the_catalog_makes_attach_appear_in_the_chat(alice, alice
 
 
 def test_the_composer_counts_the_wait_for_the_first_token_then_says_it_gave_up(alice, alice_page):
-    call_command("seed_catalog", verbosity=0)
-    local = ensure_local_connection(alice)
+    orm(call_command, "seed_catalog", verbosity=0)
+    local = orm(ensure_local_connection, alice)
     local.first_token_timeout = 4
-    local.save()
+    orm(local.save)
     page = alice_page
     open_conversation(page, alice)
     box = page.get_by_role("textbox", name="Message")

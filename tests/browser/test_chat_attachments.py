@@ -6,7 +6,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import screenshot
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 DONE = 60_000
 

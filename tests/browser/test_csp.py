@@ -6,9 +6,9 @@ from playwright.sync_api import expect
 
 from playground.chat.models import Conversation
 from playground.connections.models import Connection, ensure_local_connection
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import orm, screenshot
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 
 def watch_violations(page) -> list[str]:
@@ -18,7 +18,7 @@ def watch_violations(page) -> list[str]:
 
 
 def test_pages_chat_and_handlers_work_without_violations(alice, alice_page, live_server):
-    call_command("seed_catalog", verbosity=0)
+    orm(call_command, "seed_catalog", verbosity=0)
     page = alice_page
     violations = watch_violations(page)
     for path in ("/", "/connections/", "/rerank/", "/speech/", "/speech/voices/", "/batches/"):
@@ -30,7 +30,7 @@ def test_pages_chat_and_handlers_work_without_violations(alice, alice_page, live
     page.reload()
     assert page.evaluate("document.documentElement.dataset.theme") == theme
     # Chat streams over the websocket under connect-src 'self'.
-    conversation = Conversation.objects.create(owner=alice, connection=ensure_local_connection(alice))
+    conversation = orm(lambda: Conversation.objects.create(owner=alice, connection=ensure_local_connection(alice)))
     page.goto(f"/c/{conversation.pk}/")
     page.wait_for_function("() => window.ChatClient !== undefined")
     page.wait_for_timeout(300)
@@ -42,16 +42,16 @@ def test_pages_chat_and_handlers_work_without_violations(alice, alice_page, live
     # data-confirm replaced onsubmit: dismissing the question keeps the connection.
     hosted = Connection(owner=alice, name="Doomed", base_url="http://127.0.0.1:9/v1")
     hosted.set_key("sk-doomed-0000")
-    hosted.save()
+    orm(hosted.save)
     page.goto("/connections/")
     page.once("dialog", lambda dialog: dialog.dismiss())
     page.locator(f'form[action="/connections/{hosted.pk}/delete/"] button').click()
     page.wait_for_timeout(300)
-    assert Connection.objects.filter(pk=hosted.pk).exists()
+    assert orm(Connection.objects.filter(pk=hosted.pk).exists)
     page.once("dialog", lambda dialog: dialog.accept())
     page.locator(f'form[action="/connections/{hosted.pk}/delete/"] button').click()
     page.wait_for_url("**/connections/")
-    assert not Connection.objects.filter(pk=hosted.pk).exists()
+    assert not orm(Connection.objects.filter(pk=hosted.pk).exists)
     screenshot(page, "csp-connections-desktop")
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto("/speech/voices/")

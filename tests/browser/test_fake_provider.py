@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 
 from playground.chat.models import Conversation
 from playground.speech.models import SpeechClip
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import orm, screenshot
 from tests.fakeprovider import server as fake
 from tests.providers.conftest import fake_connection
 
@@ -114,8 +114,8 @@ def test_add_refresh_and_chat_with_an_openai_style_provider(alice, alice_page, l
 
 
 def test_usage_is_shown_for_a_streamed_answer_of_the_fake(alice, alice_page, live_server, catalog, fake_openai):
-    connection = fake_connection(alice, fake_openai)
-    conversation = Conversation.objects.create(owner=alice, connection=connection, model_id=fake.CHAT_MODEL)
+    connection = orm(fake_connection, alice, fake_openai)
+    conversation = orm(Conversation.objects.create, owner=alice, connection=connection, model_id=fake.CHAT_MODEL)
     page = alice_page
     page.goto(f"/c/{conversation.pk}/")
     page.wait_for_function("() => window.ChatClient !== undefined")
@@ -128,7 +128,7 @@ def test_usage_is_shown_for_a_streamed_answer_of_the_fake(alice, alice_page, liv
 
 
 def test_a_speech_clip_of_the_fake_plays(alice, alice_page, live_server, catalog, fake_openai):
-    connection = fake_connection(alice, fake_openai)
+    connection = orm(fake_connection, alice, fake_openai)
     page = alice_page
     page.goto(f"/catalog/{connection.pk}/")
     page.get_by_role("button", name="Refresh from provider").click()
@@ -145,6 +145,6 @@ def test_a_speech_clip_of_the_fake_plays(alice, alice_page, live_server, catalog
         "() => { const a = document.querySelector('audio.player'); return isFinite(a.duration) && a.duration > 0.5; }",
         timeout=30_000,
     )
-    clip = SpeechClip.objects.get(owner=alice)
+    clip = orm(SpeechClip.objects.get, owner=alice)
     expect(page.locator(f"#clip-status-{clip.pk}[data-status=complete]")).to_be_attached(timeout=DONE)
     assert fake_openai.state.bodies("/audio/speech")[-1]["voice"] == f"{fake.SPEECH_MODEL}:bella"

@@ -6,7 +6,7 @@ from playwright.sync_api import expect
 from tests.browser.conftest import screenshot
 from tests.conftest import PASSWORD
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 
 def test_sign_up_see_local_add_a_second_connection_and_test_it(page, live_server):

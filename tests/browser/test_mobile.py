@@ -6,7 +6,7 @@ from playwright.sync_api import expect
 
 from playground.chat.models import Conversation, Message
 from playground.connections.models import Connection
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import orm, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -70,17 +70,22 @@ def test_every_nav_destination_is_reachable_from_the_menu(phone):
     expect(menu).to_have_attribute("aria-expanded", "false")
 
 
+@pytest.mark.needs_local_api
 def test_a_conversation_keeps_its_composer_panel_and_list_in_reach(phone, alice):
-    connection = Connection.objects.get(owner=alice, is_local=True)
-    conversation = Conversation.objects.create(owner=alice, connection=connection, title="Long table")
-    Message.objects.create(conversation=conversation, role="user", content="Tables please " * 40)
-    Message.objects.create(
-        conversation=conversation,
-        role="assistant",
-        status="complete",
-        content="| a | b | c | d | e | f |\n|---|---|---|---|---|---|\n" + "| long cell text here " * 6 + "|\n\n"
-        "```python\n" + "x = 'a very long line of code that must scroll inside its block' * 10\n" + "```",
-    )
+    def long_conversation():
+        connection = Connection.objects.get(owner=alice, is_local=True)
+        conversation = Conversation.objects.create(owner=alice, connection=connection, title="Long table")
+        Message.objects.create(conversation=conversation, role="user", content="Tables please " * 40)
+        Message.objects.create(
+            conversation=conversation,
+            role="assistant",
+            status="complete",
+            content="| a | b | c | d | e | f |\n|---|---|---|---|---|---|\n" + "| long cell text here " * 6 + "|\n\n"
+            "```python\n" + "x = 'a very long line of code that must scroll inside its block' * 10\n" + "```",
+        )
+        return conversation
+
+    conversation = orm(long_conversation)
     phone.goto(f"/c/{conversation.pk}/")
     assert_no_sideways_scroll(phone)
     assert_on_screen(phone.get_by_role("textbox", name="Message"))

@@ -4,7 +4,7 @@ import pytest
 
 from tests.browser.conftest import screenshot
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 DOCUMENTS = """The Eiffel Tower is in Paris, France.
 Bananas are rich in potassium.

@@ -8,9 +8,9 @@ import pytest
 from playwright.sync_api import expect
 
 from playground.speech.models import SpeechClip
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import orm, screenshot
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 SENTENCE = "[S1] The quick brown fox jumps over the lazy dog near the river bank. [S2] Really? Tell me more about it. "
 
@@ -30,7 +30,7 @@ def test_a_clip_plays_before_the_upstream_finishes_and_downloads_as_mp3(live_ser
     page.wait_for_selector("audio.player")
     page.wait_for_function("() => document.querySelector('audio.player').currentTime > 0.5", timeout=30_000)
     playing_at = page.evaluate("window.playingAt") / 1000
-    clip = SpeechClip.objects.get()
+    clip = orm(SpeechClip.objects.get)
     assert page.get_attribute("audio.player", "src") == f"/speech/clips/{clip.pk}/stream/"
     # The clip list shows the new clip without a reload.
     expect(page.locator(f"#clip-{clip.pk}")).to_contain_text("arriving")
@@ -40,7 +40,7 @@ def test_a_clip_plays_before_the_upstream_finishes_and_downloads_as_mp3(live_ser
     deadline = time.monotonic() + 120
     while clip.status == SpeechClip.STREAMING and time.monotonic() < deadline:
         time.sleep(0.5)
-        clip.refresh_from_db()
+        orm(clip.refresh_from_db)
     assert clip.status == "complete"
     assert playing_at < clip.finished.timestamp() - 1
     page.wait_for_selector(f"#clip-status-{clip.pk}[data-status=complete]", timeout=10_000)

@@ -4,7 +4,7 @@ import pytest
 
 from tests.browser.conftest import screenshot
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 
 def test_the_voices_page_lists_voices_and_previews_one(live_server, catalog, alice_page):

@@ -77,6 +77,7 @@ def test_speech_parameters_have_the_spec_bounds():
     assert form.errors["gain"] == ["gain: must be at least -10."]
 
 
+@pytest.mark.needs_local_api
 def test_only_the_local_connection_sees_seeded_models(alice):
     local_connection = Connection.objects.get(owner=alice, is_local=True)
     ids = set(CatalogModel.objects.for_connection(local_connection).values_list("model_id", flat=True))
@@ -85,6 +86,7 @@ def test_only_the_local_connection_sees_seeded_models(alice):
     assert not CatalogModel.objects.for_connection(hosted).exists()
 
 
+@pytest.mark.needs_local_api
 def test_refreshed_entries_replace_the_seeded_ones_for_that_connection(alice):
     connection = Connection.objects.get(owner=alice, is_local=True)
     CatalogModel.objects.create(connection=connection, scope="connection", model_id="local/chat", max_output=123)

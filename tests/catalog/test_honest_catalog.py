@@ -148,6 +148,7 @@ def test_an_override_form_rejects_impossible_values_naming_the_field(alice_clien
     assert model.context_window != 0 and model.edited == []
 
 
+@pytest.mark.needs_local_api
 def test_an_override_on_the_local_connection_stays_with_that_connection(alice_client, alice, bob):
     local = Connection.objects.get(owner=alice, is_local=True)
     seeded = CatalogModel.objects.get(connection=None, scope="local", model_id="local/chat")
@@ -161,6 +162,7 @@ def test_an_override_on_the_local_connection_stays_with_that_connection(alice_cl
     assert not CatalogModel.objects.for_connection(bobs, kind="chat").get(model_id="local/chat").vision
 
 
+@pytest.mark.needs_local_api
 def test_an_override_makes_the_attach_button_appear(alice_client, alice):
     local = Connection.objects.get(owner=alice, is_local=True)
     conversation = Conversation.objects.create(owner=alice, connection=local, model_id="local/chat")
@@ -196,6 +198,7 @@ def test_the_connection_form_takes_the_timeouts_and_names_the_field_and_limit(al
     assert (acme.first_token_timeout, acme.idle_timeout, acme.include_usage) == (30, 60, True)
 
 
+@pytest.mark.needs_local_api
 @pytest.mark.django_db(transaction=True)
 def test_the_local_connection_refreshes_to_the_catalog_it_already_had(live_server, catalog, alice):
     local = Connection.objects.get(owner=alice, is_local=True)

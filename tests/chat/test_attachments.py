@@ -15,7 +15,7 @@ from playground.chat.forms import Upload
 from playground.chat.models import Attachment, Message
 from tests.chat.conftest import finish
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
 
 
 @pytest.fixture(autouse=True)

@@ -46,6 +46,7 @@ async def watch(host, cookie, conversation_pk, events, ready):
                 return
 
 
+@pytest.mark.needs_local_api
 def test_a_tab_on_another_process_sees_the_whole_answer(live_server, second_server, client, alice, catalog):
     from playground.chat.models import Conversation
     from playground.connections.models import Connection

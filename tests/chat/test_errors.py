@@ -23,6 +23,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
         ("504", 504, "timed out", "streaming is advised"),
     ],
 )
+@pytest.mark.needs_local_api
 async def test_each_error_status_is_saved_with_its_title_and_next_step(
     live_server, alice, make_conversation, fault, status, title, next_step
 ):
@@ -36,6 +37,7 @@ async def test_each_error_status_is_saved_with_its_title_and_next_step(
     assert message.error["trace_id"]
 
 
+@pytest.mark.needs_local_api
 async def test_a_rate_limit_names_the_limit_type_and_the_retry_delay(live_server, alice, make_conversation):
     conversation = await sync_to_async(make_conversation)()
     ws = await connect(conversation.pk, alice)
@@ -49,6 +51,7 @@ async def test_a_rate_limit_names_the_limit_type_and_the_retry_delay(live_server
     assert "Rate limit reached (IPM)" in events[-1]["html"] and 'data-retry-after="5"' in events[-1]["html"]
 
 
+@pytest.mark.needs_local_api
 async def test_a_wrong_key_gives_401_that_points_to_connections(live_server, alice, catalog):
     def make():
         connection = Connection(owner=alice, name="Wrong key", base_url=live_server.api_url)
@@ -65,6 +68,7 @@ async def test_a_wrong_key_gives_401_that_points_to_connections(live_server, ali
     assert "sk-not-the-right-key" not in str(message.error)
 
 
+@pytest.mark.needs_local_api
 async def test_an_unknown_model_gives_the_providers_400_message(live_server, alice, make_conversation):
     conversation = await sync_to_async(make_conversation)("local/no-such-model")
     turn = await services.send(conversation, "hello")
@@ -73,6 +77,7 @@ async def test_an_unknown_model_gives_the_providers_400_message(live_server, ali
     assert "model" in message.error["message"]
 
 
+@pytest.mark.needs_local_api
 async def test_a_stream_cut_midway_keeps_the_partial_answer(live_server, alice, make_conversation):
     conversation = await sync_to_async(make_conversation)()
     ws = await connect(conversation.pk, alice)
@@ -89,6 +94,7 @@ async def test_a_stream_cut_midway_keeps_the_partial_answer(live_server, alice, 
     assert events[-1]["type"] == "error" and "The partial answer above is kept" in events[-1]["html"]
 
 
+@pytest.mark.needs_local_api
 async def test_a_malformed_chunk_keeps_what_arrived_before_it(live_server, alice, make_conversation):
     conversation = await sync_to_async(make_conversation)()
     turn = await services.send(conversation, "write 300 words about rivers [fault:malformed-after-30]")

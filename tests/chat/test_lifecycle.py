@@ -10,7 +10,7 @@ from playground.chat import services
 from playground.chat.models import Message
 from tests.chat.conftest import connect, finish, receive_until_final
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 
 async def test_a_failing_channel_layer_costs_the_live_view_not_the_answer(live_server, make_conversation):

@@ -10,7 +10,7 @@ from playground.chat import services
 from playground.chat.models import Message
 from tests.chat.conftest import finish
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
 
 
 def body_of(conversation, next_user="next question"):

@@ -94,6 +94,7 @@ async def local_conversation(alice, **limits):
     return await Conversation.objects.acreate(owner=alice, connection=connection, model_id="local/chat")
 
 
+@pytest.mark.needs_local_api
 async def test_no_first_token_in_time_ends_the_generation_in_words(live_server, alice):
     conversation = await local_conversation(alice, first_token_timeout=1)
     message = await answer(conversation, "[fault:stall-8] hello")
@@ -104,6 +105,7 @@ async def test_no_first_token_in_time_ends_the_generation_in_words(live_server, 
     assert "No first token after 1 s" in html
 
 
+@pytest.mark.needs_local_api
 async def test_a_silent_provider_ends_the_generation_with_the_partial_answer_kept(live_server, alice):
     conversation = await local_conversation(alice, idle_timeout=1)
     message = await answer(conversation, "[fault:idle-after-4-8] write a long answer")
@@ -122,6 +124,7 @@ async def test_the_request_tab_shows_the_body_that_is_sent(acme, provider):
     assert preview == provider.bodies[0]
 
 
+@pytest.mark.needs_local_api
 async def test_a_non_streamed_request_that_gets_no_answer_in_time_ends_in_words(live_server, alice):
     conversation = await local_conversation(alice, first_token_timeout=1)
     conversation.params = {"stream": False}

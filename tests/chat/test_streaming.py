@@ -11,7 +11,7 @@ from playground.chat import services
 from playground.chat.models import Message
 from tests.chat.conftest import connect, finish, receive_until_final, stream_statuses
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 UNLIMITED = {"X-Local-Token-Rate": "0"}
 
 

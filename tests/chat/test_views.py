@@ -9,7 +9,7 @@ from playground.chat import services
 from playground.chat.models import Conversation, Message
 from tests.chat.conftest import connect, finish
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
 
 
 def test_the_empty_chat_page_says_what_to_do(alice_client, catalog):

@@ -15,7 +15,7 @@ from django.core.management import call_command
 from playground.batches.models import Batch
 from playground.connections.models import Connection
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 HTMX = {"HX-Request": "true"}
 
 

@@ -107,6 +107,7 @@ def test_the_admin_setting_limits_hosts(alice_client, settings):
     assert "not in PLAYGROUND_ALLOWED_UPSTREAM_HOSTS" in response.content.decode()
 
 
+@pytest.mark.needs_local_api
 def test_the_local_connection_cannot_be_deleted(alice_client, alice):
     local = Connection.objects.get(owner=alice, is_local=True)
     assert alice_client.post(reverse("connections:delete", args=[local.pk])).status_code == 400

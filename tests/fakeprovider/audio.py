@@ -48,3 +48,19 @@ def tone(fmt: str, rate: int) -> bytes:
         for packet in stream.encode(None):
             container.mux(packet)
     return out.getvalue()
+
+
+def wav_tone(seconds: float = 1.0, rate: int = 16000) -> bytes:
+    """A steady 220 Hz tone as a wav file (a reference voice for uploads)."""
+    out = io.BytesIO()
+    with wave.open(out, "wb") as clip:
+        clip.setnchannels(1)
+        clip.setsampwidth(2)
+        clip.setframerate(rate)
+        clip.writeframes(
+            b"".join(
+                struct.pack("<h", int(8000 * math.sin(2 * math.pi * 220 * i / rate)))
+                for i in range(int(seconds * rate))
+            )
+        )
+    return out.getvalue()

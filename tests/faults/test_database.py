@@ -7,7 +7,7 @@ from django.urls import reverse
 from playground.chat.models import Message
 from tests.faults.conftest import CSRF, local_conversation, logged_in
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 
 def test_with_the_database_unreachable_a_send_gets_words_not_a_bare_500(alice, servers):

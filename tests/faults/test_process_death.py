@@ -23,6 +23,7 @@ FAST_SWEEP = {"PLAYGROUND_STALE_SECONDS": "2", "PLAYGROUND_HEARTBEAT_SECONDS": "
 STREAMING = Message.STREAMING
 
 
+@pytest.mark.needs_local_api
 def test_a_killed_chat_process_leaves_an_interrupted_answer_that_a_retry_keeps_until_replaced(alice, servers):
     conversation = local_conversation(alice)
     first = servers(LOCAL_API_TOKEN_RATE="100", **FAST_SWEEP)

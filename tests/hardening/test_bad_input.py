@@ -14,7 +14,7 @@ from playground.chat.models import Conversation
 from playground.connections.models import Connection
 from playground.speech.audio import parse_range
 from playground.speech.forms import VoiceUploadForm
-from tests.localapi.test_voices import tone
+from tests.fakeprovider.audio import wav_tone as tone
 
 pytestmark = pytest.mark.django_db
 
@@ -30,6 +30,7 @@ def test_a_range_header_with_thousands_of_digits_is_ignored():
     assert parse_range("bytes=10-19", 100) == (10, 19)
 
 
+@pytest.mark.needs_local_api
 def test_a_download_with_a_huge_range_serves_the_whole_file(alice_client, alice):
     from playground.speech.models import SpeechClip
 
@@ -53,12 +54,14 @@ def test_a_download_with_a_huge_range_serves_the_whole_file(alice_client, alice)
         clip.path.unlink()
 
 
+@pytest.mark.needs_local_api
 def test_a_deeply_nested_body_is_a_400_naming_the_depth_limit(live_server):
     response = api(live_server, "chat/completions", content=b"[" * 100_000 + b"]" * 100_000)
     assert response.status_code == 400
     assert "nested deeper than the limit of 64 levels" in response.json()["message"]
 
 
+@pytest.mark.needs_local_api
 def test_a_body_over_the_endpoint_limit_is_a_413_in_json(live_server):
     body = b'{"model": "local/chat", "messages": [{"role": "user", "content": "' + b"x" * (60 * 1024 * 1024) + b'"}]}'
     response = api(live_server, "chat/completions", content=body, headers={"Content-Type": "application/json"})
@@ -69,6 +72,7 @@ def test_a_body_over_the_endpoint_limit_is_a_413_in_json(live_server):
     assert small.status_code == 413 and "(2 MB)" in small.json()["message"]
 
 
+@pytest.mark.needs_local_api
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity", "1e999"])
 def test_non_finite_numbers_are_refused_naming_the_field(live_server, constant):
     body = '{"model": "local/chat", "messages": [{"role": "user", "content": "hi"}], "temperature": ' + constant + "}"
@@ -77,6 +81,7 @@ def test_non_finite_numbers_are_refused_naming_the_field(live_server, constant):
     assert response.json()["message"].startswith("temperature: must be a finite number")
 
 
+@pytest.mark.needs_local_api
 def test_nul_in_a_local_api_body_is_a_400_naming_the_field(live_server):
     body = {"input_file_id": "file-x", "endpoint": "/v1/chat/completions", "metadata": {"note": "a\x00b"}}
     response = api(live_server, "batches", json=body)
@@ -84,6 +89,7 @@ def test_nul_in_a_local_api_body_is_a_400_naming_the_field(live_server):
     assert response.json()["message"].startswith("metadata.note: NUL characters")
 
 
+@pytest.mark.needs_local_api
 def test_nul_in_a_voice_transcript_is_refused_and_leaves_no_file(live_server):
     voices = settings.MEDIA_ROOT / "localapi" / "voices"
     before = set(voices.rglob("*")) if voices.exists() else set()
@@ -95,6 +101,7 @@ def test_nul_in_a_voice_transcript_is_refused_and_leaves_no_file(live_server):
     assert after == before
 
 
+@pytest.mark.needs_local_api
 def test_nul_in_the_search_query_is_not_an_error(alice_client, alice):
     Conversation.objects.create(
         owner=alice, connection=Connection.objects.get(owner=alice, is_local=True), title="rivers"
@@ -104,6 +111,7 @@ def test_nul_in_the_search_query_is_not_an_error(alice_client, alice):
     assert alice_client.get(reverse("chat:index"), {"q": "\x00"}).status_code == 200
 
 
+@pytest.mark.needs_local_api
 def test_nul_in_the_tools_json_is_a_form_error(alice_client, alice):
     conversation = Conversation.objects.create(
         owner=alice, connection=Connection.objects.get(owner=alice, is_local=True), model_id="local/tools"
@@ -116,6 +124,7 @@ def test_nul_in_the_tools_json_is_a_form_error(alice_client, alice):
     assert "tools[0].function.description: NUL characters" in html.unescape(response.content.decode())
 
 
+@pytest.mark.needs_local_api
 @pytest.mark.parametrize("value", ["NaN", "inf", "-Infinity"])
 def test_a_non_finite_temperature_is_a_form_error_naming_the_field(alice_client, alice, value):
     conversation = Conversation.objects.create(

@@ -37,6 +37,7 @@ def test_pages_carry_the_policy(alice_client, name):
     assert "frame-ancestors 'none'" in policy and "object-src 'none'" in policy
 
 
+@pytest.mark.needs_local_api
 def test_public_pages_carry_the_policy_and_json_does_not(client, live_server):
     assert "script-src 'self'" in client.get(reverse("accounts:login"))["Content-Security-Policy"]
     import httpx

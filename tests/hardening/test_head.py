@@ -7,7 +7,7 @@ from django.urls import reverse
 from playground.chat.models import Attachment, Conversation, Message
 from playground.connections.models import Connection
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 
 def test_head_on_a_local_api_file(live_server):

@@ -10,7 +10,7 @@ from playground.chat.models import Conversation, Message
 from playground.connections.models import Connection
 from tests.conftest import free_port, start_server, stop_server
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 CSRF = "abcdefghijklmnopqrstuvwxyz012345"
 
 

@@ -40,6 +40,7 @@ def test_trusted_origins_are_accepted(settings):
     assert not origin_allowed("https://app.example.com:8443", "localhost:8000", False)
 
 
+@pytest.mark.needs_local_api
 @pytest.mark.django_db(transaction=True)
 async def test_a_websocket_from_another_port_is_refused(alice):
     connection = await Connection.objects.aget(owner=alice, is_local=True)

@@ -8,10 +8,10 @@ from django.utils import timezone
 
 from playground.chat.models import Conversation, Message
 from playground.lib import detached
-from playground.localapi.engines import batches
 from playground.speech.models import SpeechClip
 
 
+@pytest.mark.needs_local_api
 def test_every_kind_of_background_job_is_registered_by_its_app():
     assert {"chat", "speech", "batch"} <= set(detached._kinds)
     assert "batch-runner" in detached._services
@@ -61,7 +61,10 @@ def test_the_sweep_ends_stale_rows_of_every_kind_but_not_live_or_fresh_ones(alic
     assert clip.status == "incomplete" and clip.error["title"] == "Interrupted"
 
 
+@pytest.mark.needs_local_api
 def test_the_heartbeat_is_frequent_enough_for_the_shortest_stale_period(settings, monkeypatch):
+    from playground.localapi.engines import batches
+
     settings.BACKGROUND_HEARTBEAT_SECONDS = 2
     monkeypatch.setenv("LOCAL_API_BATCH_STALE_SECONDS", "2")
     assert batches.stale_after() == 2

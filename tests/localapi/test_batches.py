@@ -6,9 +6,11 @@ import os
 import signal
 import time
 from contextlib import contextmanager
+from datetime import timedelta
 
 import httpx
 import pytest
+from django.utils import timezone
 
 from playground.localapi import keys
 from playground.localapi.engines import batches as engine
@@ -185,9 +187,7 @@ def test_a_batch_where_nothing_fails_has_no_error_file(live_server, file_id):
 
 def hold(batch_id: str) -> None:
     """Make the batch look taken by a live worker, so no runner touches it until `release`."""
-    Batch.objects.filter(pk=batch_id).update(
-        worker="test-hold", heartbeat=engine.timezone.now() + engine.timedelta(hours=1)
-    )
+    Batch.objects.filter(pk=batch_id).update(worker="test-hold", heartbeat=timezone.now() + timedelta(hours=1))
 
 
 def release(batch_id: str) -> None:

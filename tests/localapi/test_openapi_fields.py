@@ -168,9 +168,9 @@ def test_each_chat_variant_lists_the_parameters_its_models_accept():
 
 
 def test_the_message_fields_are_the_ones_the_chat_engine_reads():
-    from playground.localapi.engines import chat
+    from playground.localapi.engines.chat import validation
 
-    reads = fields_read(chat._validate_messages, {"message": "message"})
+    reads = fields_read(validation._validate_messages, {"message": "message"})
     assert properties(SCHEMAS["Message"]) | properties(SCHEMAS["MultimodalMessage"]) == reads["message"]
 
 

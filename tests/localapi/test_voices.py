@@ -1,34 +1,16 @@
 """Reference voices over real HTTP: the seeded list, upload, use in speech, deletion, and isolation per key."""
 
-import io
-import math
 import re
-import struct
-import wave
 
 import httpx
 import pytest
 
 from playground.localapi.keys import digest
 from playground.localapi.models import Voice
+from tests.fakeprovider.audio import wav_tone as tone
 
 pytestmark = pytest.mark.django_db(transaction=True)
 URI = re.compile(r"speech:([a-zA-Z0-9_-]{1,64}):[0-9a-f]{12}:[0-9a-f]{16}")
-
-
-def tone(seconds: float = 1.0, rate: int = 16000) -> bytes:
-    out = io.BytesIO()
-    with wave.open(out, "wb") as clip:
-        clip.setnchannels(1)
-        clip.setsampwidth(2)
-        clip.setframerate(rate)
-        clip.writeframes(
-            b"".join(
-                struct.pack("<h", int(8000 * math.sin(2 * math.pi * 220 * i / rate)))
-                for i in range(int(seconds * rate))
-            )
-        )
-    return out.getvalue()
 
 
 def auth(live_server):

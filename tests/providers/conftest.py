@@ -64,6 +64,6 @@ def fake_provider(user, fake_openai: FakeProvider) -> Provider:
     )
 
 
-@pytest.fixture(params=["local", "fake"])
+@pytest.fixture(params=[pytest.param("local", marks=pytest.mark.needs_local_api), "fake"])
 def provider(request, live_server, catalog, alice, fake_openai) -> Provider:
     return local_provider(alice) if request.param == "local" else fake_provider(alice, fake_openai)

@@ -54,7 +54,7 @@ async def test_a_streamed_answer_arrives_in_deltas_with_its_finish_reason(provid
         assert message.trace_id.startswith("req_")
 
 
-@pytest.mark.parametrize("provider", ["local", "fake"], indirect=True)
+@pytest.mark.parametrize("provider", [pytest.param("local", marks=pytest.mark.needs_local_api), "fake"], indirect=True)
 async def test_a_streamed_answer_shows_its_usage(provider):
     events, message = await answer(provider, provider.chat_model, "say hello")
     assert message.usage["completion_tokens"] > 0 and message.usage["prompt_tokens"] > 0

@@ -38,6 +38,7 @@ def post_run(client, user, **fields):
     return client.post(reverse("rerank:run"), data=data, files=files)
 
 
+@pytest.mark.needs_local_api
 def test_results_are_ranked_with_scores_and_the_run_is_saved(live_server, catalog, alice, alice_http):
     response = post_run(alice_http, alice)
     run = RerankRun.objects.get(owner=alice)
@@ -54,6 +55,7 @@ def test_results_are_ranked_with_scores_and_the_run_is_saved(live_server, catalo
     assert run.trace_id in page
 
 
+@pytest.mark.needs_local_api
 def test_top_n_and_return_documents_reach_the_upstream(live_server, catalog, alice, alice_http):
     post_run(alice_http, alice, top_n="2", return_documents="on")
     run = RerankRun.objects.get(owner=alice)
@@ -62,6 +64,7 @@ def test_top_n_and_return_documents_reach_the_upstream(live_server, catalog, ali
     assert all(item["document"]["text"] == DOCUMENTS[item["index"]] for item in run.results)
 
 
+@pytest.mark.needs_local_api
 def test_documents_are_not_returned_unless_asked(live_server, catalog, alice, alice_http):
     post_run(alice_http, alice)
     run = RerankRun.objects.get(owner=alice)
@@ -69,6 +72,7 @@ def test_documents_are_not_returned_unless_asked(live_server, catalog, alice, al
     assert all("document" not in item for item in run.results)
 
 
+@pytest.mark.needs_local_api
 def test_instruction_is_sent_only_to_models_that_support_it(live_server, catalog, alice, alice_http):
     post_run(alice_http, alice, model="local/reranker-instruct", instruction="museum")
     run = RerankRun.objects.get(owner=alice)
@@ -80,6 +84,7 @@ def test_instruction_is_sent_only_to_models_that_support_it(live_server, catalog
     assert "instruction" not in lite.params and "max_chunks_per_doc" not in lite.params
 
 
+@pytest.mark.needs_local_api
 def test_chunking_parameters_are_validated_with_the_field_and_limit(live_server, catalog, alice, alice_http):
     response = post_run(alice_http, alice, overlap_tokens="81", max_chunks_per_doc="0", top_n="0")
     page = response.text
@@ -90,6 +95,7 @@ def test_chunking_parameters_are_validated_with_the_field_and_limit(live_server,
     assert not RerankRun.objects.exists()
 
 
+@pytest.mark.needs_local_api
 def test_chunking_parameters_reach_the_upstream(live_server, catalog, alice, alice_http):
     long_doc = ("filler words " * 200) + "needle"
     documents = "\n".join(["needle in a short one and more", long_doc])
@@ -101,6 +107,7 @@ def test_chunking_parameters_reach_the_upstream(live_server, catalog, alice, ali
     assert run.results[1]["relevance_score"] < 0.2
 
 
+@pytest.mark.needs_local_api
 def test_the_model_change_re_renders_the_parameter_fields(live_server, catalog, alice, alice_http):
     connection = local(alice).pk
     lite = alice_http.get(reverse("rerank:fields"), params={"connection": connection, "model": "local/reranker-lite"})
@@ -111,6 +118,7 @@ def test_the_model_change_re_renders_the_parameter_fields(live_server, catalog, 
     assert 'name="instruction"' in instruct.text and 'name="overlap_tokens"' in instruct.text
 
 
+@pytest.mark.needs_local_api
 def test_an_uploaded_csv_with_a_text_column_is_parsed(live_server, catalog, alice, alice_http):
     csv_text = 'id,text\n1,Paris is in France\n2,"Bananas, yellow"\n'
     post_run(alice_http, alice, documents="", files={"documents_file": ("docs.csv", csv_text.encode(), "text/csv")})
@@ -118,6 +126,7 @@ def test_an_uploaded_csv_with_a_text_column_is_parsed(live_server, catalog, alic
     assert run.documents == ["Paris is in France", "Bananas, yellow"]
 
 
+@pytest.mark.needs_local_api
 def test_upstream_errors_are_shown_in_words_with_the_next_step(live_server, catalog, alice, alice_http):
     wrong = Connection(owner=alice, name="Wrong key", base_url=live_server.api_url)
     wrong.set_key("sk-wrong")
@@ -129,6 +138,7 @@ def test_upstream_errors_are_shown_in_words_with_the_next_step(live_server, cata
     assert not RerankRun.objects.exists()
 
 
+@pytest.mark.needs_local_api
 def test_runs_can_be_compared_with_rank_changes(live_server, catalog, alice, alice_http):
     post_run(alice_http, alice, model="local/reranker-instruct", instruction="bananas potassium")
     base = RerankRun.objects.get(owner=alice)
@@ -140,6 +150,7 @@ def test_runs_can_be_compared_with_rank_changes(live_server, catalog, alice, ali
     assert "↓" in page and "↑" in page
 
 
+@pytest.mark.needs_local_api
 def test_another_users_run_is_a_404(live_server, catalog, alice, alice_http, bob, http_for):
     post_run(alice_http, alice)
     run = RerankRun.objects.get(owner=alice)
@@ -152,6 +163,7 @@ def test_another_users_run_is_a_404(live_server, catalog, alice, alice_http, bob
     assert RerankRun.objects.filter(pk=run.pk).exists()
 
 
+@pytest.mark.needs_local_api
 def test_a_run_can_be_reopened_and_deleted(live_server, catalog, alice, alice_http):
     post_run(alice_http, alice, top_n="3")
     run = RerankRun.objects.get(owner=alice)

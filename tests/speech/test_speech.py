@@ -89,6 +89,7 @@ def test_clip_bytes_are_relayed_unchanged(live_server, catalog, alice, alice_htt
     assert clip.status == "complete" and clip.trace_id.startswith("fake-")
 
 
+@pytest.mark.needs_local_api
 def test_a_local_clip_plays_while_saved_whole(live_server, catalog, alice, alice_http, local_connection):
     clip = created_clip(create(alice_http, local_connection))
     streamed = alice_http.get(f"/speech/clips/{clip.pk}/stream/")
@@ -119,6 +120,7 @@ def test_a_local_clip_plays_while_saved_whole(live_server, catalog, alice, alice
     assert re.search(r'^attachment; filename="\d{4}-\d{2}-\d{2}-\d{6}_local-tts_alex\.mp3"', disposition)
 
 
+@pytest.mark.needs_local_api
 def test_range_requests_return_the_exact_bytes(live_server, catalog, alice, alice_http, local_connection):
     clip = wait_until_finished(created_clip(create(alice_http, local_connection)))
     whole = clip.path.read_bytes()
@@ -138,6 +140,7 @@ def test_range_requests_return_the_exact_bytes(live_server, catalog, alice, alic
     assert alice_http.get(url).headers["accept-ranges"] == "bytes"
 
 
+@pytest.mark.needs_local_api
 def test_a_pcm_clip_downloads_raw_and_as_a_valid_wav(live_server, catalog, alice, alice_http, local_connection):
     clip = created_clip(create(alice_http, local_connection, response_format="pcm", sample_rate="16000"))
     playable = alice_http.get(f"/speech/clips/{clip.pk}/stream/")
@@ -188,6 +191,7 @@ def test_an_interrupted_clip_is_marked_incomplete(live_server, catalog, alice, f
     assert "incomplete" in clip.download_name()
 
 
+@pytest.mark.needs_local_api
 def test_a_local_clip_cut_by_the_drop_fault_is_marked_incomplete(live_server, catalog, alice, local_connection):
     clip = relay(
         owner=alice,
@@ -200,6 +204,7 @@ def test_a_local_clip_cut_by_the_drop_fault_is_marked_incomplete(live_server, ca
     assert clip.status == "incomplete"
 
 
+@pytest.mark.needs_local_api
 def test_an_incomplete_clip_is_shown_as_incomplete(live_server, catalog, alice, alice_http, local_connection):
     clip = SpeechClip.objects.create(
         owner=alice,
@@ -217,6 +222,7 @@ def test_an_incomplete_clip_is_shown_as_incomplete(live_server, catalog, alice, 
     assert "incomplete" in clip.download_name()
 
 
+@pytest.mark.needs_local_api
 def test_upstream_errors_before_the_audio_leave_no_clip(live_server, catalog, alice, alice_http, local_connection):
     response = create(alice_http, local_connection, voice="speech:nobody:000000000000:0000000000000000")
     assert response.status_code == 200
@@ -239,6 +245,7 @@ def test_upstream_errors_before_the_audio_leave_no_clip(live_server, catalog, al
         ({"voice": "other/tts:alex"}, "voice: choose one of the 8 voices of local/tts"),
     ],
 )
+@pytest.mark.needs_local_api
 def test_the_form_refuses_invalid_settings_naming_the_field(
     live_server, catalog, alice, alice_http, local_connection, fields, message
 ):
@@ -248,6 +255,7 @@ def test_the_form_refuses_invalid_settings_naming_the_field(
     assert not SpeechClip.objects.exists()
 
 
+@pytest.mark.needs_local_api
 def test_the_voice_picker_lists_presets_and_custom_voices(live_server, catalog, alice, alice_http):
     page = alice_http.get("/speech/").text
     for name in ("alex", "anna", "bella", "benjamin", "charles", "claire", "david", "diana"):
@@ -258,6 +266,7 @@ def test_the_voice_picker_lists_presets_and_custom_voices(live_server, catalog, 
     assert uris and all(f'value="{uri}"' in page for uri in uris)
 
 
+@pytest.mark.needs_local_api
 def test_another_users_clip_is_a_404(live_server, catalog, alice, alice_http, local_connection, bob, http_for):
     clip = wait_until_finished(created_clip(create(alice_http, local_connection)))
     client = http_for(bob)
@@ -268,6 +277,7 @@ def test_another_users_clip_is_a_404(live_server, catalog, alice, alice_http, lo
     assert SpeechClip.objects.filter(pk=clip.pk).exists()
 
 
+@pytest.mark.needs_local_api
 def test_a_clip_can_be_reused_and_deleted(live_server, catalog, alice, alice_http, local_connection):
     clip = wait_until_finished(
         created_clip(

@@ -10,7 +10,7 @@ import pytest
 
 from playground.speech.models import SpeechClip
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 
 def recording(seconds=1.0, rate=16000) -> bytes:

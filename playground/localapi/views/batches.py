@@ -7,6 +7,7 @@ import functools
 
 from django.http import FileResponse, HttpResponse, JsonResponse
 
+from playground.localapi.engines import batch_runner
 from playground.localapi.engines import batches as engine
 from playground.localapi.http import DEFAULT_MAX_BODY, MB, endpoint, error, parse_json, plain, trace_headers
 from playground.localapi.models import Batch, File
@@ -25,7 +26,7 @@ def batch_endpoint(*methods: str, max_body: int = DEFAULT_MAX_BODY):
     def decorate(view):
         @functools.wraps(view)
         def with_runner(request, *args, **kwargs):
-            engine.start_runner()
+            batch_runner.start_runner()
             return view(request, *args, **kwargs)
 
         return endpoint(*methods, max_body=max_body)(with_runner)

@@ -1,0 +1,96 @@
+"""Chat generations: the request body a conversation sends, and the server-side runner that streams it.
+
+A generation belongs to the server process that started it, never to a browser tab. By concern:
+`request` builds the JSON body; `turns` saves a turn's rows and starts, finds or stops its generation;
+`generation` is the relay (stream, publish, flush, listen for stop and snapshot requests); `limits` the
+timeouts; `display` the HTML and snapshots the tabs see; `recovery` the heartbeat sweep of dead processes.
+Callers use the names below (`services.send(...)`), not the submodules.
+"""
+
+from playground.chat.services.display import SNAPSHOT_TIMEOUT, render_message, snapshot_from_database
+from playground.chat.services.generation import (
+    FLUSH_EVERY,
+    FRAME,
+    KIND,
+    LIVE_LOST_NOTICE,
+    Generation,
+    conversation_group,
+    generation_group,
+    running,
+)
+from playground.chat.services.limits import Limits, limits_of, rejects_stream_options
+from playground.chat.services.recovery import beat, mark_interrupted, sweep
+from playground.chat.services.request import (
+    CHARS_PER_TOKEN,
+    MAX_MESSAGES,
+    PART_TYPES,
+    PREVIEW_BYTES,
+    ChatRequest,
+    apply_policy,
+    attachment_part,
+    build_request,
+    chat_models,
+    connection_for,
+    eligible_history,
+    pick_model,
+    preview_request,
+    selected_model,
+)
+from playground.chat.services.turns import (
+    LiveUnavailable,
+    Turn,
+    check_live,
+    launcher,
+    prepare_turn,
+    request_stop,
+    save_attachments,
+    send,
+    start,
+    start_turn,
+    store_uploads,
+)
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "FLUSH_EVERY",
+    "FRAME",
+    "KIND",
+    "LIVE_LOST_NOTICE",
+    "MAX_MESSAGES",
+    "PART_TYPES",
+    "PREVIEW_BYTES",
+    "SNAPSHOT_TIMEOUT",
+    "ChatRequest",
+    "Generation",
+    "Limits",
+    "LiveUnavailable",
+    "Turn",
+    "apply_policy",
+    "attachment_part",
+    "beat",
+    "build_request",
+    "chat_models",
+    "check_live",
+    "connection_for",
+    "conversation_group",
+    "eligible_history",
+    "generation_group",
+    "launcher",
+    "limits_of",
+    "mark_interrupted",
+    "pick_model",
+    "prepare_turn",
+    "preview_request",
+    "rejects_stream_options",
+    "render_message",
+    "request_stop",
+    "running",
+    "save_attachments",
+    "selected_model",
+    "send",
+    "snapshot_from_database",
+    "start",
+    "start_turn",
+    "store_uploads",
+    "sweep",
+]

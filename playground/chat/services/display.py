@@ -1,0 +1,28 @@
+"""What the tabs see of an answer: its rendered HTML, and a snapshot rebuilt from the database."""
+
+from asgiref.sync import sync_to_async
+from django.template.loader import render_to_string
+
+from playground.chat.models import Message
+from playground.chat.rendering import BlockRenderer
+
+SNAPSHOT_TIMEOUT = 1.0  # how long a subscriber waits for the generator before reading the database
+
+
+def render_message(message: Message) -> str:
+    return render_to_string("chat/_message.html", {"message": message})
+
+
+async def snapshot_from_database(message: Message) -> dict:
+    """A snapshot built from what was flushed (the generator is gone or did not answer)."""
+    renderer = BlockRenderer()
+    blocks, tail = await sync_to_async(renderer.feed, thread_sensitive=False)(message.content)
+    return {
+        "type": "chat.snapshot",
+        "message_id": message.pk,
+        "seq": message.seq,
+        "blocks": blocks,
+        "tail": tail,
+        "reasoning": message.reasoning,
+        "content": message.content,
+    }

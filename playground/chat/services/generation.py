@@ -1,0 +1,473 @@
+"""The Generation relay: one answer streamed from the upstream in a task of the server process that started it.
+
+It numbers each delta, publishes coalesced deltas to the channel-layer group `conversation.<pk>` and flushes
+what arrived to the database every second. It also listens on its own channel, reachable through the group
+`generation.<message pk>`, so any websocket on any process can ask it for a snapshot or tell it to stop.
+"""
+
+import asyncio
+import logging
+import time
+from contextlib import suppress
+
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from playground.chat.models import Message
+from playground.chat.rendering import BlockRenderer
+from playground.chat.services.display import render_message
+from playground.chat.services.limits import Limits, rejects_stream_options
+from playground.connections.models import Connection
+from playground.lib import detached
+from playground.upstream import client
+from playground.upstream.client import Endpoint
+from playground.upstream.errors import UpstreamError
+
+log = logging.getLogger(__name__)
+
+FRAME = 0.02  # deltas within one frame are merged into one websocket message
+FLUSH_EVERY = 1.0  # seconds between database flushes of a running answer
+KIND = "chat"  # generations in the background-work registry (playground/lib/detached.py), keyed by message pk
+LIVE_LOST_NOTICE = "This tab may have missed live deltas; the saved answer is complete."
+
+
+def conversation_group(pk: int) -> str:
+    return f"conversation.{pk}"
+
+
+def generation_group(pk: int) -> str:
+    return f"generation.{pk}"
+
+
+def running(message_id: int) -> "Generation | None":
+    """The generation of this message if it runs in this process."""
+    return detached.get(KIND, message_id)
+
+
+class Generation:
+    def __init__(
+        self, endpoint: Endpoint, body: dict, *, headers: dict | None = None, loop=None, limits: Limits | None = None
+    ):
+        # Known once the assistant row exists (bind); the upstream call may start before.
+        self.message_id: int | None = None
+        self.conversation_id: int | None = None
+        self.loop = loop
+        self._bound: asyncio.Future | None = None
+        self.endpoint = endpoint
+        self.body = body
+        self.headers = headers or {}
+        self.task: asyncio.Task | None = None
+        self.work: asyncio.Task | None = None
+        self.stop_requested = False
+        self.replaces: int | None = None  # a retried answer, deleted once this one is complete
+        self.live_lost = False  # a publish failed: some tab may have missed deltas
+        self.limits = limits or Limits()
+
+        self.seq = 0
+        self.content: list[str] = []
+        self.reasoning: list[str] = []
+        self.extra: dict[int, list[str]] = {}
+        self.tool_calls: dict[int, dict] = {}
+        self.usage: dict | None = None
+        self.finish_reason = ""
+        self.trace_id = ""
+        self.started = time.monotonic()
+        self.first_token: float | None = None
+        self.chunks = 0
+
+        # What was received but not yet published, and what the websockets have been sent so far.
+        self._pending_text: list[str] = []
+        self._pending_reasoning: list[str] = []
+        self._wake = asyncio.Event()
+        self._closing = False
+        self.published_seq = 0
+        self.renderer = BlockRenderer()
+        self.blocks: list[str] = []
+        self.tail = ""
+        self.published_content: list[str] = []
+        self.published_reasoning: list[str] = []
+        self.publishes = 0
+        self._timing = settings.DEBUG_RELAY_TIMING
+        self._pending_since: float | None = None
+
+    # -- life cycle (begin, bind and abort run on the event loop)
+
+    def begin(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self._bound = self.loop.create_future()
+        self.task = detached.spawn(self.run(), name="generation")
+
+    def bind(self, message_id: int, conversation_id: int) -> None:
+        self.message_id, self.conversation_id = message_id, conversation_id
+        detached.track(KIND, message_id, self)
+        self.task.set_name(f"generation-{message_id}")
+        if not self._bound.done():
+            self._bound.set_result(None)
+
+    def bind_threadsafe(self, message: Message) -> None:
+        self.loop.call_soon_threadsafe(self.bind, message.pk, message.conversation_id)
+
+    def abort_threadsafe(self) -> None:
+        self.loop.call_soon_threadsafe(lambda: self.task.cancel())
+
+    # -- control
+
+    def stop(self) -> None:
+        self.stop_requested = True
+        if self.work is not None and not self.work.done():
+            self.work.cancel()
+
+    cancel = stop  # detached.cancel(KIND, pk)
+
+    # -- the upstream call
+
+    async def _call(self) -> None:
+        if self.stop_requested:
+            raise asyncio.CancelledError
+        if self.body.get("stream"):
+            try:
+                await self._stream()
+            except UpstreamError as error:
+                # Some providers refuse stream_options; ask once more without it and let the connection forget it.
+                if not (rejects_stream_options(error) and "stream_options" in self.body and not self.chunks):
+                    raise
+                self.body = {k: v for k, v in self.body.items() if k != "stream_options"}
+                if self.limits.connection_id:
+                    await Connection.objects.filter(pk=self.limits.connection_id).aupdate(include_usage=False)
+                await self._stream()
+        else:
+            try:
+                result = await asyncio.wait_for(
+                    client.chat(self.endpoint, self.body, self.headers), self.limits.first_token
+                )
+            except TimeoutError:
+                raise self.limits.no_answer() from None
+            self.trace_id = result.trace_id
+            self._apply_response(result.data if isinstance(result.data, dict) else {})
+
+    async def _stream(self) -> None:
+        # The first-token timeout covers connecting and the response headers too; paced() lifts it once the
+        # answer has started and watches the silences between chunks instead.
+        try:
+            async with asyncio.timeout(self.limits.first_token) as first:
+                async with client.chat_stream(self.endpoint, self.body, self.headers) as stream:
+                    self.trace_id = stream.trace_id
+                    async for chunk in self.limits.paced(stream, self, first):
+                        if self.stop_requested:
+                            raise asyncio.CancelledError
+                        self._apply(chunk)
+        except TimeoutError:
+            raise self.limits.no_answer() from None
+
+    def _add(self, text: str, reasoning: str) -> None:
+        if self.first_token is None:
+            self.first_token = time.monotonic()
+        if self._timing and self._pending_since is None:
+            self._pending_since = time.time()
+        self.seq += 1
+        if text:
+            self.content.append(text)
+            self._pending_text.append(text)
+        if reasoning:
+            self.reasoning.append(reasoning)
+            self._pending_reasoning.append(reasoning)
+        self._wake.set()
+
+    def _apply(self, chunk: dict) -> None:
+        self.chunks += 1
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = chunk["usage"]
+        for choice in chunk.get("choices") or []:
+            index = choice.get("index") or 0
+            delta = choice.get("delta") or {}
+            text = delta.get("content") or ""
+            reasoning = delta.get("reasoning_content") or ""
+            if index == 0:
+                if choice.get("finish_reason"):
+                    self.finish_reason = choice["finish_reason"]
+                for call in delta.get("tool_calls") or []:
+                    self._merge_tool_call(call)
+                if text or reasoning:
+                    self._add(text, reasoning)
+            elif text:
+                self.extra.setdefault(index, []).append(text)
+
+    def _merge_tool_call(self, call: dict) -> None:
+        # OpenAI-style streams send the id and name once, then only the index and fragments of the arguments.
+        if self.first_token is None:
+            self.first_token = time.monotonic()
+        empty = {"id": "", "type": "function", "function": {"name": "", "arguments": ""}}
+        slot = self.tool_calls.setdefault(call.get("index", len(self.tool_calls)), empty)
+        # The first id wins: some providers repeat an id (or a fresh one) on later fragments.
+        slot["id"] = slot["id"] or call.get("id") or ""
+        function = call.get("function") or {}
+        slot["function"]["name"] += function.get("name") or ""
+        slot["function"]["arguments"] += function.get("arguments") or ""
+
+    def _apply_response(self, data: dict) -> None:
+        self.usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
+        for choice in data.get("choices") or []:
+            message = choice.get("message") or {}
+            if (choice.get("index") or 0) == 0:
+                self.finish_reason = choice.get("finish_reason") or ""
+                for index, call in enumerate(message.get("tool_calls") or []):
+                    self.tool_calls[index] = call
+                if message.get("content") or message.get("reasoning_content"):
+                    self._add(message.get("content") or "", message.get("reasoning_content") or "")
+            else:
+                self.extra[choice["index"]] = [message.get("content") or ""]
+
+    # -- publishing
+
+    async def _publish(self, layer) -> None:
+        if not (self._pending_text or self._pending_reasoning):
+            return
+        # Everything up to the await happens at once, so a snapshot always matches what was published.
+        text, self._pending_text = "".join(self._pending_text), []
+        reasoning, self._pending_reasoning = "".join(self._pending_reasoning), []
+        if text:
+            blocks, self.tail = self.renderer.feed(text)
+            self.blocks.extend(blocks)
+        else:
+            blocks = []
+        self.published_content.append(text)
+        self.published_reasoning.append(reasoning)
+        self.published_seq = self.seq
+        self.publishes += 1
+        event = {
+            "type": "chat.delta",
+            "message_id": self.message_id,
+            "seq": self.seq,
+            "blocks": blocks,
+            "tail": self.tail,
+            "reasoning": reasoning,
+            "text": text,
+        }
+        if self._timing:
+            event["t"], self._pending_since = self._pending_since, None
+        await layer.group_send(conversation_group(self.conversation_id), event)
+
+    async def _publish_loop(self, layer) -> None:
+        # The first delta after a pause goes out at once; the ones that follow within a frame are merged.
+        # It is never cancelled mid-send (a delta would be lost): run() sets _closing and waits for it to end.
+        while not self._closing:
+            await self._wake.wait()
+            self._wake.clear()
+            try:
+                await self._publish(layer)
+            except Exception as exc:
+                self.lost_live(exc)
+            if not self._closing:
+                await asyncio.sleep(FRAME)
+
+    def snapshot(self) -> dict:
+        return {
+            "type": "chat.snapshot",
+            "message_id": self.message_id,
+            "seq": self.published_seq,
+            "blocks": list(self.blocks),
+            "tail": self.tail,
+            "reasoning": "".join(self.published_reasoning),
+            "content": "".join(self.published_content),
+        }
+
+    def lost_live(self, exc: BaseException) -> None:
+        """A channel-layer failure costs the live view, never the answer: it is still saved whole."""
+        if not self.live_lost:
+            log.warning("Generation of message %s continues without live deltas: %r", self.message_id, exc)
+        self.live_lost = True
+
+    async def _join(self, layer) -> tuple[str | None, asyncio.Task | None]:
+        """Listen on a channel of our own, in the group any process can reach us through (stop, snapshot)."""
+        channel = None
+        try:
+            channel = await layer.new_channel()
+            await layer.group_add(generation_group(self.message_id), channel)
+        except Exception as exc:
+            self.lost_live(exc)
+            return channel, None
+        return channel, asyncio.create_task(self._listen(layer, channel))
+
+    async def _listen(self, layer, channel: str) -> None:
+        while True:
+            try:
+                message = await layer.receive(channel)
+            except Exception as exc:
+                self.lost_live(exc)
+                return
+            if message.get("type") == "generation.close":
+                return
+            if message.get("type") == "generation.stop":
+                self.stop()
+            elif message.get("type") == "generation.snapshot" and message.get("reply_to"):
+                await layer.send(message["reply_to"], self.snapshot())
+
+    @staticmethod
+    async def _close_listener(layer, channel: str, listener: asyncio.Task) -> None:
+        """End the listener with a message rather than by cancelling it: a cancelled receive on the Redis layer
+        can leave a blocking pop behind that swallows the next message for any websocket of this process."""
+        with suppress(Exception):
+            await layer.send(channel, {"type": "generation.close"})
+        try:
+            await asyncio.wait_for(asyncio.shield(listener), timeout=5)
+        except (TimeoutError, Exception):
+            listener.cancel()
+            with suppress(asyncio.CancelledError, Exception):
+                await listener
+
+    # -- persistence
+
+    def _ms(self, moment: float | None) -> int | None:
+        return None if moment is None else round((moment - self.started) * 1000)
+
+    async def _flush(self) -> None:
+        # The usage goes along so that an answer whose process dies keeps what was known of it.
+        await Message.objects.filter(pk=self.message_id, status=Message.STREAMING).aupdate(
+            content="".join(self.content),
+            reasoning="".join(self.reasoning),
+            seq=self.seq,
+            trace_id=self.trace_id,
+            usage=self.usage,
+            heartbeat=timezone.now(),
+        )
+
+    async def _flush_loop(self) -> None:
+        while True:
+            await asyncio.sleep(FLUSH_EVERY)
+            try:
+                await self._flush()
+            except Exception:
+                log.exception("Could not flush message %s", self.message_id)
+
+    async def _finish(self, status: str, error: dict | None) -> None:
+        fields = {
+            "content": "".join(self.content),
+            "reasoning": "".join(self.reasoning),
+            "seq": self.seq,
+            "status": status,
+            "error": error,
+            "usage": self.usage,
+            "finish_reason": self.finish_reason,
+            "trace_id": self.trace_id,
+            "ttft_ms": self._ms(self.first_token),
+            "total_ms": self._ms(time.monotonic()),
+            "heartbeat": timezone.now(),
+            "choices": ["".join(parts) for _, parts in sorted(self.extra.items())],
+            "tool_calls": [call for _, call in sorted(self.tool_calls.items())] or None,
+        }
+        replaces = self.replaces if status == Message.COMPLETE else None
+        await sync_to_async(_save_end)(self.message_id, fields, replaces)
+
+    # -- the whole life of a generation
+
+    async def run(self) -> None:
+        # The upstream call first; the rest needs the message, which the caller is saving meanwhile.
+        self.work = asyncio.create_task(self._call())
+        try:
+            await self._bound
+        except asyncio.CancelledError:
+            self.work.cancel()
+            with suppress(BaseException):
+                await self.work
+            raise
+        status, error = Message.COMPLETE, None
+        layer = get_channel_layer()
+        channel, listener, helpers = None, None, []
+        try:
+            helpers.append(asyncio.create_task(self._flush_loop()))
+            channel, listener = await self._join(layer)
+            helpers.append(asyncio.create_task(self._publish_loop(layer)))
+            await self.work
+        except asyncio.CancelledError:
+            # Cancelled from outside (the process is shutting down) rather than by Stop: keep it as interrupted.
+            status = Message.INTERRUPTED if asyncio.current_task().cancelling() else Message.STOPPED
+        except UpstreamError as exc:
+            status, error = Message.ERROR, exc.as_dict()
+            if not error.get("trace_id"):
+                error["trace_id"] = self.trace_id
+        except Exception as exc:
+            log.exception("Generation of message %s failed", self.message_id)
+            status, error = Message.ERROR, self._internal_error(exc)
+        finally:
+            # Every path releases what the generation took: the upstream response, the helpers, the channel.
+            # Shielded: a second cancel (shutdown) must not cut the release and the final save short.
+            await asyncio.shield(self._close(layer, channel, listener, helpers, status, error))
+
+    async def _close(self, layer, channel, listener, helpers, status: str, error: dict | None) -> None:
+        try:
+            await self._release(layer, channel, listener, helpers)
+            await self._end(layer, channel, status, error)
+        finally:
+            detached.untrack(KIND, self.message_id, self)
+
+    def _internal_error(self, exc: Exception) -> dict:
+        return {
+            "kind": "internal",
+            "status": None,
+            "code": None,
+            "title": "The playground failed",
+            "message": f"{type(exc).__name__}: {exc}",
+            "next_step": "Retry; if it persists, check the server log.",
+            "limit_type": None,
+            "retry_after": None,
+            "retryable": True,
+            "trace_id": self.trace_id,
+        }
+
+    async def _release(self, layer, channel: str | None, listener: asyncio.Task | None, helpers: list) -> None:
+        if not self.work.done():
+            self.work.cancel()
+        with suppress(BaseException):
+            await self.work
+        if helpers:
+            helpers[0].cancel()  # the flusher; the publisher ends by itself once _closing is set
+        self._closing = True
+        self._wake.set()
+        if listener is not None:
+            await self._close_listener(layer, channel, listener)
+        for helper in helpers:
+            with suppress(BaseException):
+                await helper
+
+    async def _end(self, layer, channel: str | None, status: str, error: dict | None) -> None:
+        """Make the row final, then tell the viewers: a tab that hears `done` reads a finished message."""
+        try:
+            await self._finish(status, error)
+        except Exception:
+            # Left streaming, no longer stamped: the heartbeat sweep ends it as interrupted with what was flushed.
+            log.exception("Could not save the end of message %s", self.message_id)
+            return
+        message = await Message.objects.filter(pk=self.message_id).afirst()
+        html = "" if message is None else await sync_to_async(render_message)(message)
+        try:
+            # Live viewers get every delta before the final render.
+            await self._publish(layer)
+            if channel is not None:
+                await layer.group_discard(generation_group(self.message_id), channel)
+            if message is None:  # deleted mid-stream
+                return
+            event = {
+                "type": "chat.error" if status == Message.ERROR else "chat.done",
+                "message_id": self.message_id,
+                "seq": self.seq,
+                "status": status,
+                "html": html,
+            }
+            if self.replaces and status == Message.COMPLETE:
+                event["replaced"] = self.replaces
+            if self.live_lost:
+                event["notice"] = LIVE_LOST_NOTICE
+            await layer.group_send(conversation_group(self.conversation_id), event)
+        except Exception as exc:
+            self.lost_live(exc)
+
+
+def _save_end(message_id: int, fields: dict, replaces: int | None) -> None:
+    """The final state of an answer and, for a completed retry, the end of the answer it replaces, at once."""
+    with transaction.atomic():
+        Message.objects.filter(pk=message_id).update(**fields)
+        if replaces:
+            Message.objects.filter(pk=replaces).exclude(status=Message.STREAMING).delete()

@@ -1,0 +1,73 @@
+"""How long a generation waits for a provider, and what it says when the provider is too slow or refuses a field."""
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from playground.connections.models import Connection
+from playground.upstream.errors import UpstreamError
+
+if TYPE_CHECKING:
+    from playground.chat.services.generation import Generation
+
+_END = object()
+
+
+def rejects_stream_options(error: UpstreamError) -> bool:
+    """A 400 whose message names stream_options or include_usage: the provider does not take them."""
+    text = (error.message or "").lower()
+    return error.status in (400, 422) and ("stream_options" in text or "include_usage" in text)
+
+
+@dataclass
+class Limits:
+    """How long a generation waits for its first token and then between chunks (from its connection)."""
+
+    first_token: float = 120
+    idle: float = 60
+    connection_id: int | None = None
+
+    def no_answer(self) -> UpstreamError:
+        return UpstreamError(
+            kind="timeout",
+            message=f"No first token after {_seconds(self.first_token)}: the provider accepted the request but "
+            "has not started answering. Retry, or raise the first-token timeout of the connection.",
+        )
+
+    def silent(self, received: int) -> UpstreamError:
+        return UpstreamError(
+            kind="timeout",
+            message=f"The provider sent nothing for {_seconds(self.idle)} after {received} chunks, so the answer "
+            "was ended; what arrived is kept. Retry, or raise the idle timeout of the connection.",
+        )
+
+    async def paced(self, stream, generation: "Generation", first: asyncio.Timeout):
+        """The stream's chunks; after the first token, a silence longer than the idle timeout ends it in words."""
+        chunks = aiter(stream)
+        while True:
+            started = generation.first_token is not None or bool(generation.tool_calls)
+            if not started:
+                chunk = await anext(chunks, _END)
+            else:
+                first.reschedule(None)
+                # asyncio.timeout rather than wait_for: on 3.11 wait_for swallows a Stop that lands as a chunk arrives.
+                try:
+                    async with asyncio.timeout(self.idle):
+                        chunk = await anext(chunks, _END)
+                except TimeoutError:
+                    raise self.silent(generation.chunks) from None
+            if chunk is _END:
+                return
+            yield chunk
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g} s"
+
+
+def limits_of(connection: Connection) -> Limits:
+    return Limits(
+        first_token=connection.first_token_timeout or 120,
+        idle=connection.idle_timeout or 60,
+        connection_id=connection.pk,
+    )

@@ -1,0 +1,215 @@
+"""The request body a conversation sends: the model, the kept turns, their attachments and the set parameters."""
+
+import base64
+from dataclasses import dataclass, field
+
+from django.db.models import Q
+
+from playground.catalog.models import CatalogModel
+from playground.chat.forms import KIND_ADVICE, Upload, accepted_kinds, chat_params_form, human_size
+from playground.chat.models import Attachment, Conversation, Message
+from playground.connections.models import Connection, ensure_local_connection
+
+MAX_MESSAGES = 10  # spec 8: 1 to 10 messages per request
+CHARS_PER_TOKEN = 4
+# The content part that carries each kind of attachment (spec 2.4): the OCR model takes PDFs through image_url.
+PART_TYPES = {"image": "image_url", "pdf": "image_url", "audio": "audio_url", "video": "video_url"}
+PREVIEW_BYTES = 24  # the Request tab shows the first 32 base64 characters of an attachment, then its size
+
+
+def connection_for(conversation: Conversation) -> Connection | None:
+    """The conversation's connection, else the user's Local one; None when neither exists (LOCAL_API=off)."""
+    return conversation.connection or ensure_local_connection(conversation.owner)
+
+
+def chat_models(connection: Connection | None) -> list[CatalogModel]:
+    if connection is None:
+        return []
+    return list(CatalogModel.objects.for_connection(connection, kind="chat"))
+
+
+def selected_model(conversation: Conversation) -> CatalogModel | None:
+    """The conversation's chat model (as pick_model would choose it) with one query, remembered on the instance."""
+    connection = connection_for(conversation)
+    if connection is None:  # no connection at all (the local API is off and the user has added none)
+        return None
+    key = (connection.pk, conversation.model_id)
+    cached = getattr(conversation, "_selected_model", None)
+    if cached is None or cached[0] != key:
+        if conversation.model_id:
+            # for_connection narrowed to one id, without its subqueries: the connection's own entry wins over
+            # the seeded one (the Local connection's only), and one the provider stopped listing still counts.
+            visible = Q(connection=connection)
+            if connection.is_local:
+                visible |= Q(connection=None, scope="local")
+            rows = CatalogModel.objects.filter(visible, model_id=conversation.model_id, kind="chat", enabled=True)
+            model = min(rows, key=lambda row: row.connection_id is None, default=None)
+        else:
+            model = CatalogModel.objects.for_connection(connection, kind="chat").first()
+        cached = conversation._selected_model = (key, model)
+    return cached[1]
+
+
+def pick_model(models: list[CatalogModel], model_id: str) -> CatalogModel | None:
+    for model in models:
+        if model.model_id == model_id:
+            return model
+    return None if model_id else (models[0] if models else None)
+
+
+@dataclass
+class ChatRequest:
+    body: dict
+    notes: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    sent_messages: int = 0
+    total_messages: int = 0
+
+    @property
+    def stream(self) -> bool:
+        return bool(self.body.get("stream"))
+
+    @property
+    def note(self) -> str:
+        return " ".join(self.notes)
+
+
+def eligible_history(messages) -> list[Message]:
+    """The turns that go upstream: user messages and answers with content (failed answers are left out)."""
+    return [
+        m
+        for m in messages
+        if m.role == "user"
+        or (m.role == "assistant" and m.content and m.status not in (Message.ERROR, Message.STREAMING))
+    ]
+
+
+def attachment_part(attachment: "Attachment | Upload", *, preview: bool = False) -> dict:
+    """The content part of an attachment as a base64 data URI (reads the file: call from a thread).
+
+    `detail` is never sent (the default, auto, applies), so models that refuse it (local/ocr) accept the part.
+    The preview carries only the start of the data and its size: the Request tab must not hold megabytes.
+    """
+    part_type = PART_TYPES[attachment.kind]
+    if preview:
+        head = base64.b64encode(attachment.read(PREVIEW_BYTES)).decode()
+        data = f"{head}…({human_size(attachment.size)})"
+    else:
+        data = base64.b64encode(attachment.read()).decode()
+    return {"type": part_type, part_type: {"url": f"data:{attachment.content_type};base64,{data}"}}
+
+
+def apply_policy(turns: list, policy: str, limit: int) -> list:
+    if len(turns) <= limit:
+        return turns
+    if policy == "first_and_latest" and limit >= 2:
+        first = next((i for i, turn in enumerate(turns) if turn[0] == "user"), 0)
+        latest = turns[-(limit - 1) :]
+        if first >= len(turns) - (limit - 1):
+            return turns[-limit:]
+        return [turns[first], *latest]
+    return turns[-limit:]
+
+
+def build_request(
+    conversation: Conversation,
+    model: CatalogModel | None,
+    history: list[Message],
+    *,
+    next_user: str | None = None,
+    next_attachments: list[Upload] = (),
+    params: dict | None = None,
+    preview: bool = False,
+    connection: Connection | None = None,
+) -> ChatRequest:
+    """The exact JSON body for the next request: never earlier reasoning, at most 10 messages, supported params.
+
+    A multimodal model gets each user message's attachments as content parts after its text, earlier turns
+    included; attachments the model cannot take are left out with a note. With `preview`, the data URIs are cut
+    short for display; otherwise the files are read (blocking: call from a thread).
+    """
+    form = chat_params_form(model, stored=conversation.params if params is None else params)
+    errors = [] if form.is_valid() else [e for errs in form.errors.values() for e in errs]
+    values = form.request_values() if not errors else {}
+    # Usage on streamed answers is opt-in for OpenAI-style providers; the connection forgets it if refused.
+    connection = connection or connection_for(conversation)
+    if values.get("stream") and connection is not None and connection.include_usage:
+        values["stream_options"] = {"include_usage": True}
+    if values.get("enable_thinking") is False:
+        values.pop("thinking_budget", None)
+        values.pop("reasoning_effort", None)
+    if isinstance(values.get("response_format"), str):
+        values["response_format"] = {"type": values["response_format"]}
+
+    stored = conversation.params if params is None else params
+    if model is not None and model.tools and stored.get("tools"):
+        values["tools"] = stored["tools"]
+        values["tool_choice"] = "auto"
+
+    turns = [
+        (m.role, m.content, list(m.attachments.all()) if m.role == "user" else []) for m in eligible_history(history)
+    ]
+    if next_user is not None:
+        turns.append(("user", next_user, list(next_attachments)))
+    system = conversation.system_prompt.strip()
+    limit = MAX_MESSAGES - (1 if system else 0)
+    kept = apply_policy(turns, conversation.context_policy, limit)
+    pairs = ([("system", system, [])] if system else []) + kept
+
+    multimodal = bool(model and model.multimodal)
+    kinds = accepted_kinds(model) if multimodal else []
+    messages, left_out = [], []
+    for role, text, attachments in pairs:
+        if not multimodal:
+            left_out.extend(attachments)
+            messages.append({"role": role, "content": text})
+            continue
+        parts = [{"type": "text", "text": text}]
+        for attachment in attachments:
+            if attachment.kind in kinds:
+                parts.append(attachment_part(attachment, preview=preview))
+            else:
+                left_out.append(attachment)
+        messages.append({"role": role, "content": parts})
+    body = {"model": model.model_id if model else conversation.model_id, "messages": messages, **values}
+    request = ChatRequest(body=body, errors=errors, sent_messages=len(messages), total_messages=len(turns))
+
+    if left_out:
+        what = " or ".join(sorted({KIND_ADVICE[a.kind][0] for a in left_out}))
+        model_id = model.model_id if model else conversation.model_id
+        request.notes.append(
+            f"{len(left_out)} attachment{'s are' if len(left_out) != 1 else ' is'} not sent: {model_id} does not "
+            f"accept {what}."
+        )
+    if len(kept) < len(turns):
+        how = (
+            "the system prompt, the first question and the latest messages"
+            if conversation.context_policy == "first_and_latest"
+            else "the system prompt and the latest messages"
+        )
+        request.notes.append(
+            f"This conversation has {len(turns) + (1 if system else 0)} messages; a request takes at most "
+            f"{MAX_MESSAGES}, so {len(messages)} are sent: {how}."
+        )
+    if model is not None:
+        estimate = sum(len(text) for _, text, _ in pairs) // CHARS_PER_TOKEN + 4 * len(pairs)
+        max_tokens = values.get("max_tokens") or 0
+        window = model.context_window
+        if estimate + max_tokens > window:
+            request.notes.append(
+                f"Estimated input of about {estimate} tokens plus max_tokens {max_tokens} exceeds the context "
+                f"window of {model.model_id} ({window} tokens): lower max_tokens or start a new conversation."
+            )
+        elif estimate + max_tokens > window * 0.9:
+            request.notes.append(
+                f"Estimated input of about {estimate} tokens plus max_tokens {max_tokens} is close to the context "
+                f"window of {model.model_id} ({window} tokens)."
+            )
+    return request
+
+
+def preview_request(conversation: Conversation, next_user: str = "") -> ChatRequest:
+    connection = connection_for(conversation)
+    model = pick_model(chat_models(connection), conversation.model_id) or selected_model(conversation)
+    history = list(conversation.messages.prefetch_related("attachments"))
+    return build_request(conversation, model, history, next_user=next_user or "…", preview=True, connection=connection)

@@ -1,0 +1,208 @@
+"""Starting a turn: save the user message and the answer's placeholder, start its generation, stop it."""
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.utils import timezone
+
+from playground.chat.forms import Upload
+from playground.chat.models import Attachment, Conversation, Message, attachment_name
+from playground.chat.services.display import render_message
+from playground.chat.services.generation import Generation, conversation_group, generation_group, running
+from playground.chat.services.limits import Limits, limits_of
+from playground.chat.services.request import ChatRequest, build_request, connection_for, selected_model
+from playground.upstream.client import Endpoint
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Turn:
+    conversation: Conversation
+    user_message: Message | None
+    assistant: Message
+    endpoint: Endpoint
+    request: ChatRequest
+    headers: dict = field(default_factory=dict)
+    generation: "Generation | None" = None
+    assistant_html: str = ""
+    replaces: Message | None = None
+    limits: "Limits | None" = None
+
+
+def launcher(loop: asyncio.AbstractEventLoop, headers: dict | None = None):
+    """For prepare_turn (which runs in a thread): start a generation on `loop` at once, bound to its row later."""
+
+    def launch(endpoint: Endpoint, body: dict, limits: "Limits | None" = None) -> Generation:
+        generation = Generation(endpoint, body, headers=headers, loop=loop, limits=limits)
+        loop.call_soon_threadsafe(generation.begin)
+        return generation
+
+    return launch
+
+
+def prepare_turn(
+    conversation: Conversation,
+    content: str | None,
+    *,
+    attachments: list[Upload] = (),
+    replace: Message | None = None,
+    launch=None,
+) -> Turn:
+    """Save the user message (when given) and the assistant placeholder, and build the request (sync code).
+
+    `replace` is an answer to regenerate: a new placeholder follows it, and it is deleted only once the new
+    answer is complete (a failed retry loses nothing). With `launch`
+    (see launcher) the upstream call starts as soon as the body is built, so the writes and the rendering of the
+    placeholder overlap with the upstream's time to first token; what arrives meanwhile waits in memory until
+    the generation knows its message.
+    """
+    connection = connection_for(conversation)
+    model = selected_model(conversation)
+    history = (
+        conversation.messages.exclude(status=Message.STREAMING)
+        .only("role", "content", "status")
+        .prefetch_related("attachments")
+    )
+    if replace is not None:
+        history = history.exclude(pk=replace.pk)
+    request = build_request(
+        conversation, model, list(history), next_user=content, next_attachments=attachments, connection=connection
+    )
+    endpoint = connection.endpoint()
+    generation = launch(endpoint, request.body, limits_of(connection)) if launch is not None else None
+    if generation is not None and replace is not None:
+        generation.replaces = replace.pk
+    stored: list[str] = []
+    try:
+        if content is not None:
+            stored = store_uploads(conversation, attachments)
+        with transaction.atomic():
+            user_message = None
+            if content is not None:
+                user_message = Message.objects.create(conversation=conversation, role="user", content=content)
+                save_attachments(user_message, attachments, stored)
+                conversation.title_from(content)
+            if model is not None and not conversation.model_id:
+                conversation.model_id = model.model_id
+            conversation.save()
+            params = {k: v for k, v in request.body.items() if k not in ("model", "messages")}
+            assistant = Message.objects.create(
+                conversation=conversation,
+                role="assistant",
+                status=Message.STREAMING,
+                model_id=request.body["model"],
+                params=params,
+                heartbeat=timezone.now(),
+            )
+    except BaseException:
+        if generation is not None:
+            generation.abort_threadsafe()
+        # Nothing half-made: the files written for rows that were not saved go too.
+        storage = Attachment._meta.get_field("file").storage
+        for name in stored:
+            storage.delete(name)
+        raise
+    if generation is not None:
+        generation.bind_threadsafe(assistant)
+    return Turn(
+        conversation,
+        user_message,
+        assistant,
+        endpoint,
+        request,
+        generation=generation,
+        replaces=replace,
+        limits=limits_of(connection),
+    )
+
+
+def store_uploads(conversation: Conversation, uploads: list[Upload]) -> list[str]:
+    """Write the files (before the transaction that creates their rows, which must stay short)."""
+    storage = Attachment._meta.get_field("file").storage
+    return [storage.save(attachment_name(conversation.owner_id, u.name), ContentFile(u.data)) for u in uploads]
+
+
+def save_attachments(message: Message, uploads: list[Upload], names: list[str]) -> None:
+    Attachment.objects.bulk_create(
+        Attachment(message=message, file=name, kind=u.kind, content_type=u.content_type, name=u.name, size=u.size)
+        for u, name in zip(uploads, names, strict=True)
+    )
+
+
+async def start_turn(turn: Turn) -> "Generation":
+    """Start the generation (unless prepare_turn launched it) and announce its placeholder to the other tabs.
+
+    The announcement goes after the upstream call started: a tab that sees a delta for an unknown message
+    subscribes anyway.
+    """
+    if turn.generation is None:
+        turn.generation = start(
+            turn.assistant, turn.endpoint, turn.request.body, headers=turn.headers, limits=turn.limits
+        )
+        turn.generation.replaces = turn.replaces.pk if turn.replaces else None
+    html = turn.assistant_html or await sync_to_async(render_message)(turn.assistant)
+    try:
+        await get_channel_layer().group_send(
+            conversation_group(turn.conversation.pk),
+            {"type": "chat.start", "message_id": turn.assistant.pk, "html": html},
+        )
+    except Exception as exc:
+        # The generation runs and saves its answer regardless; other tabs see it when they reload.
+        turn.generation.lost_live(exc)
+    return turn.generation
+
+
+class LiveUnavailable(Exception):
+    """The channel layer cannot be reached: a turn started now could not be watched live nor stopped."""
+
+
+async def check_live() -> None:
+    """Raise LiveUnavailable unless the channel layer answers (a Redis PING; the in-memory layer always does).
+
+    Called before a send writes anything, so that a dead Redis leaves nothing half-made.
+    """
+    layer = get_channel_layer()
+    connection = getattr(layer, "connection", None)
+    if connection is None:
+        return
+    try:
+        await asyncio.wait_for(connection(0).ping(), timeout=5)
+    except Exception as exc:
+        raise LiveUnavailable(f"{type(exc).__name__}: {exc}") from exc
+
+
+async def send(
+    conversation: Conversation, content: str, *, attachments: list[Upload] = (), headers: dict | None = None
+) -> Turn:
+    launch = launcher(asyncio.get_running_loop(), headers)
+    turn = await sync_to_async(prepare_turn)(conversation, content, attachments=attachments, launch=launch)
+    turn.headers = headers or {}
+    await start_turn(turn)
+    return turn
+
+
+def start(
+    message: Message, endpoint: Endpoint, body: dict, *, headers: dict | None = None, limits: "Limits | None" = None
+) -> "Generation":
+    generation = Generation(endpoint, body, headers=headers, limits=limits)
+    generation.begin()
+    generation.bind(message.pk, message.conversation_id)
+    return generation
+
+
+async def request_stop(message_id: int) -> None:
+    """Stop a generation wherever it runs (this process or another one on the same channel layer)."""
+    local = running(message_id)
+    if local is not None:
+        local.stop()
+        return
+    try:
+        await get_channel_layer().group_send(generation_group(message_id), {"type": "generation.stop"})
+    except Exception:
+        log.warning("Could not ask for a stop of message %s: the channel layer is unavailable", message_id)
