@@ -5,10 +5,9 @@ from dataclasses import dataclass, field
 from asgiref.sync import sync_to_async
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, transaction
-from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigger_client_event
 
@@ -27,6 +26,7 @@ from playground.chat.forms import (
 from playground.chat.models import CONTEXT_POLICIES, Attachment, Conversation, Message, get_conversation
 from playground.chat.services import Turn
 from playground.connections.models import Connection, ensure_local_connection
+from playground.lib import downloads
 
 LIST_LIMIT = 100
 
@@ -442,25 +442,20 @@ async def retry(request, pk, mid):
 # ---------------------------------------------------------------- attachments
 
 
-async def _file_chunks(attachment: Attachment, size: int = 64 * 1024):
-    handle = await asyncio.to_thread(attachment.file.storage.open, attachment.file.name, "rb")
-    try:
-        while chunk := await asyncio.to_thread(handle.read, size):
-            yield chunk
-    finally:
-        await asyncio.to_thread(handle.close)
-
-
 @require_safe
-async def attachment(request, pk):
+def attachment(request, pk):
     """An attachment of the user's own messages (404 for anyone else's); media inline, anything else downloaded."""
-    user = await request.auser()
-    item = await Attachment.objects.filter(pk=pk, message__conversation__owner=user).afirst()
-    if item is None or not await asyncio.to_thread(item.file.storage.exists, item.file.name):
+    item = Attachment.objects.filter(pk=pk, message__conversation__owner=request.user).first()
+    if item is None or not item.file.storage.exists(item.file.name):
         raise Http404("No such attachment.")
-    response = StreamingHttpResponse(_file_chunks(item), content_type=item.content_type)
-    response["Content-Length"] = str(item.size)
-    response["Content-Disposition"] = content_disposition_header(not item.inline, item.name)
+    response = downloads.serve_file(
+        request,
+        lambda: item.file.storage.open(item.file.name, "rb"),
+        size=item.size,
+        content_type=item.content_type,
+        filename=item.name,
+        inline=item.inline,
+    )
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = "default-src 'none'; sandbox"
     response["Cache-Control"] = "private, max-age=86400"

@@ -1,6 +1,3 @@
-import asyncio
-import urllib.parse
-
 from asgiref.sync import async_to_sync, sync_to_async
 from django.contrib import messages
 from django.http import HttpResponse, StreamingHttpResponse
@@ -13,8 +10,9 @@ from django_htmx.http import reswap, retarget
 from playground.catalog.models import CatalogModel
 from playground.catalog.params import DEFAULT_SAMPLE_RATE, SAMPLE_RATES, SPEECH_INPUT_LIMIT
 from playground.connections.models import get_connection
+from playground.lib import downloads
 from playground.speech import services
-from playground.speech.audio import parse_range, wav_header
+from playground.speech.audio import wav_header
 from playground.speech.forms import PREVIEW_TEXT, SpeechForm, VoiceUploadForm
 from playground.speech.models import SpeechClip, aget_clip, get_clip
 from playground.upstream.errors import UpstreamError
@@ -130,45 +128,27 @@ def status(request, pk):
 
 
 @require_safe
-async def download(request, pk, variant=""):
-    """The saved file with Range support; `wav` of a pcm clip adds a WAV header built from its sample rate."""
-    clip = await aget_clip(request, pk)
+def download(request, pk, variant=""):
+    """The saved file; `wav` of a pcm clip adds a WAV header built from its sample rate."""
+    clip = get_clip(request, pk)
     if clip.streaming:
         return HttpResponse(
             "The clip is still arriving: download it once it is complete.", status=409, content_type="text/plain"
         )
-    if variant == "wav" and clip.response_format != "pcm":
-        variant = ""
+    as_wav = variant == "wav" and clip.response_format == "pcm"
     try:
-        size = (await _stat(clip)).st_size
+        size = clip.path.stat().st_size
     except FileNotFoundError:
         return HttpResponse("The audio file of this clip is missing.", status=410, content_type="text/plain")
-    prefix = wav_header(clip.sample_rate, size) if variant == "wav" else b""
-    total = len(prefix) + size
-    content_type = "audio/wav" if variant == "wav" else clip.content_type
-    filename = clip.download_name("wav" if variant == "wav" else None)
-    wanted = parse_range(request.headers.get("Range", ""), total)
-    if wanted is False:
-        response = HttpResponse(status=416)
-        response["Content-Range"] = f"bytes */{total}"
-        return response
-    start, end = wanted if wanted else (0, total - 1)
-    response = StreamingHttpResponse(
-        services.read_range(clip.path, prefix, start, end), status=206 if wanted else 200, content_type=content_type
+    return downloads.serve_file(
+        request,
+        lambda: clip.path.open("rb"),
+        prefix=wav_header(clip.sample_rate, size) if as_wav else b"",
+        size=size,
+        content_type="audio/wav" if as_wav else clip.content_type,
+        filename=clip.download_name("wav" if as_wav else None),
+        inline=bool(request.GET.get("inline")),
     )
-    response["Content-Length"] = str(max(0, end - start + 1))
-    if wanted:
-        response["Content-Range"] = f"bytes {start}-{end}/{total}"
-    response["Accept-Ranges"] = "bytes"
-    disposition = "inline" if request.GET.get("inline") else "attachment"
-    response["Content-Disposition"] = (
-        f"{disposition}; filename=\"{filename}\"; filename*=UTF-8''{urllib.parse.quote(filename)}"
-    )
-    return response
-
-
-async def _stat(clip):
-    return await asyncio.to_thread(clip.path.stat)
 
 
 @require_POST
