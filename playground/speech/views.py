@@ -250,7 +250,7 @@ async def voice_preview(request):
     except (UpstreamError, IndexError) as error:
         if isinstance(error, IndexError):
             error = UpstreamError(kind="http", status=400, message="This connection has no speech model.")
-        return await sync_to_async(render)(request, "rerank/_error.html", {"error": error})
+        return await sync_to_async(render)(request, "kit/_error.html", {"error": error})
     if not request.htmx:
         return redirect("speech:clip", clip.pk)
     return await sync_to_async(render)(request, "speech/_player.html", {"clip": clip, "compact": True})
