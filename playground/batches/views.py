@@ -54,12 +54,6 @@ async def create(request):
 
 
 @require_GET
-def models(request):
-    form = BatchForm(user=request.user, initial={"connection": request.GET.get("connection")})
-    return render(request, "batches/index.html#model-field", {"form": form})
-
-
-@require_GET
 def metadata_row(request):
     return render(request, "batches/index.html#metadata-row", {"key": "", "value": ""})
 
