@@ -8,6 +8,7 @@ from django.urls import reverse
 from playground.catalog.forms import ModelPickerForm
 from playground.catalog.services import add_by_hand
 from playground.connections.models import Connection
+from tests.factories import add_connection
 
 pytestmark = pytest.mark.django_db
 
@@ -23,9 +24,7 @@ def options(html: str, name: str) -> list[str]:
 
 @pytest.fixture
 def hosted(alice):
-    connection = Connection(owner=alice, name="Acme", base_url="https://api.acme.test/v1")
-    connection.set_key("sk-acme")
-    connection.save()
+    connection = add_connection(alice, "Acme", url="https://api.acme.test/v1")
     add_by_hand(connection, "acme/chat-large", "chat")
     add_by_hand(connection, "acme/rerank", "rerank")
     return connection
