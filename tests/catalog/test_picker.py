@@ -74,6 +74,7 @@ def test_the_picker_view_renders_the_filtered_picker(alice_client, alice, hosted
     page = alice_client.get(url, {"kind": "chat", "capability": "tools"}).content.decode()
     assert options(page, "model") == ["local/reasoner", "local/reasoner-effort", "local/tools"]
     assert f'hx-get="{url}?kind=chat&amp;capability=tools"' in page
+    assert "{#" not in page and "fields_url" not in page  # the template's comment is not shown
     other = alice_client.get(url, {"kind": "rerank", "connection": hosted.pk}).content.decode()
     assert options(other, "model") == ["acme/rerank"]
     assert re.search(rf'<option value="{hosted.pk}"\s+selected', other)
