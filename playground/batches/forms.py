@@ -2,9 +2,7 @@ import re
 
 from django import forms
 
-from playground.catalog.forms import pick_connection
-from playground.catalog.models import CatalogModel
-from playground.connections.models import Connection
+from playground.catalog.forms import ModelPickerForm
 
 # The local API reads the spec's contradictory bounds ("maximum 24 hours, minimum 336 hours") as one
 # interval, 24h to 336h (see localapi/engines/batches.py); we validate the same before sending.
@@ -19,10 +17,12 @@ MAX_FILE_BYTES = 100 * 1024 * 1024
 SOURCES = [("prompts", "Write prompts"), ("upload", "Upload a JSONL file")]
 
 
-class BatchForm(forms.Form):
-    connection = forms.ModelChoiceField(queryset=Connection.objects.none(), empty_label=None)
+class BatchForm(ModelPickerForm):
+    """A connection, a chat model (typed by hand when the connection lists none) and the requests."""
+
+    model_kind = "chat"
+    model_typed = True
     source = forms.ChoiceField(choices=SOURCES, initial="prompts", widget=forms.RadioSelect)
-    model = forms.CharField(required=False, max_length=200)
     prompts = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 5, "placeholder": "One prompt per line"}),
@@ -48,21 +48,7 @@ class BatchForm(forms.Form):
     )
 
     def __init__(self, *args, user, **kwargs):
-        super().__init__(*args, **kwargs)
-        connections = Connection.objects.for_user(user)
-        self.fields["connection"].queryset = connections
-        chosen = pick_connection(
-            connections, self.data.get("connection") if self.is_bound else self.initial.get("connection")
-        )
-        self.model_choices = (
-            list(CatalogModel.objects.for_connection(chosen, kind="chat").values_list("model_id", flat=True))
-            if chosen
-            else []
-        )
-        if self.model_choices:
-            self.fields["model"].widget = forms.Select(choices=[(m, m) for m in self.model_choices])
-        else:
-            self.fields["model"].widget.attrs["placeholder"] = "model id, e.g. local/chat"
+        super().__init__(*args, user=user, **kwargs)
         self.metadata_rows = self._metadata_rows()
 
     def _metadata_rows(self) -> list[tuple[str, str]]:
@@ -101,11 +87,9 @@ class BatchForm(forms.Form):
         return cleaned
 
     def _clean_prompts(self, cleaned) -> None:
-        model = (cleaned.get("model") or "").strip()
-        if not model:
+        model = cleaned.get("model") or ""
+        if not model and "model" not in self.errors:
             self.add_error("model", "model: choose the model that answers the prompts.")
-        elif self.model_choices and model not in self.model_choices:
-            self.add_error("model", f"model: '{model}' is not offered on this connection.")
         prompts = [line.strip() for line in (cleaned.get("prompts") or "").splitlines() if line.strip()]
         if not prompts:
             self.add_error("prompts", "prompts: write at least one prompt (one per line).")

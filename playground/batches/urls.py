@@ -7,7 +7,6 @@ app_name = "batches"
 urlpatterns = [
     path("", views.index, name="index"),
     path("new/", views.create, name="create"),
-    path("models/", views.models, name="models"),
     path("metadata-row/", views.metadata_row, name="metadata-row"),
     path("<int:pk>/refresh/", views.refresh, name="refresh"),
     path("<int:pk>/cancel/", views.cancel, name="cancel"),

@@ -1,9 +1,14 @@
-"""The connection and model picker that the rerank and speech forms share."""
+"""The one connection → model picker every page uses, and the forms of the catalog pages."""
 
 from django import forms
+from django.urls import reverse
+from django.utils.http import urlencode
 
 from playground.catalog.models import KINDS, CatalogModel
 from playground.connections.models import Connection
+
+# The capability flags a picker may require of its models (CatalogModel boolean fields).
+CAPABILITIES = ("vision", "audio", "video", "pdf", "tools", "thinking", "reasoning_effort", "rerank_instruction")
 
 
 def pick_connection(connections, wanted) -> Connection | None:
@@ -19,30 +24,39 @@ def pick_connection(connections, wanted) -> Connection | None:
 
 
 class ModelPickerForm(forms.Form):
-    """A form that starts by picking one of the user's connections and one of its models of `model_kind`.
+    """The one connection → model picker: one of the user's connections, then one of its models.
 
+    The models are the connection's models of `model_kind` that have the `model_capability` flag (if any).
     `chosen_connection` and `chosen_model` are the submitted (or initial) ones when they exist, else the first
-    of each, so the page always has something selected; `models` lists the connection's models of that kind.
-    The template fragment is catalog/_model_picker.html.
+    of each, so the page always has something selected; another user's connection is never offered, and
+    posting one is an invalid choice. With `model_typed`, the model is optional and may be typed by hand when
+    the connection lists none. Pages subclass it (or pass kind=, capability=, typed=); the template is
+    kit/_model_picker.html.
     """
 
     model_kind = ""
+    model_capability = ""
+    model_typed = False
     connection = forms.ModelChoiceField(queryset=Connection.objects.none(), empty_label=None)
     model = forms.ChoiceField()
 
-    def __init__(self, *args, user, **kwargs):
+    def __init__(self, *args, user, kind=None, capability=None, typed=None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.model_kind = self.model_kind if kind is None else kind
+        self.model_capability = self.model_capability if capability is None else capability
+        self.model_typed = self.model_typed if typed is None else typed
+        if self.model_capability not in ("", *CAPABILITIES):
+            raise ValueError(f"capability: one of {', '.join(CAPABILITIES)}")
         self.fields["connection"].queryset = Connection.objects.for_user(user)
-        self.fields["model"].error_messages["invalid_choice"] = (
-            f"model: choose a {self.model_kind} model of this connection."
-        )
         self.chosen_connection = pick_connection(self.fields["connection"].queryset, self._wanted("connection"))
-        self.models = (
-            list(CatalogModel.objects.for_connection(self.chosen_connection, kind=self.model_kind))
-            if self.chosen_connection
-            else []
-        )
-        self.fields["model"].choices = [(m.model_id, m.model_id) for m in self.models]
+        self.models = self.models_for(self.chosen_connection) if self.chosen_connection else []
+        if self.model_typed:
+            self.fields["model"] = forms.CharField(required=False, max_length=200)
+        else:
+            self.fields["model"].choices = [(m.model_id, m.model_id) for m in self.models]
+            self.fields["model"].error_messages["invalid_choice"] = (
+                f"model: choose a {self.kind_label} model of this connection."
+            )
         wanted_model = self._wanted("model")
         self.chosen_model = next((m for m in self.models if m.model_id == wanted_model), None) or (
             self.models[0] if self.models else None
@@ -51,6 +65,32 @@ class ModelPickerForm(forms.Form):
             self.initial.setdefault("connection", self.chosen_connection.pk)
         if self.chosen_model:
             self.initial["model"] = self.chosen_model.model_id
+
+    @property
+    def kind_label(self) -> str:
+        return " ".join(word for word in (self.model_kind, self.model_capability) if word)
+
+    @property
+    def picker_url(self) -> str:
+        """The picker view that re-renders this picker alone (pages that re-render more pass their own URL)."""
+        wanted = {
+            "kind": self.model_kind,
+            "capability": self.model_capability,
+            "typed": "1" if self.model_typed else "",
+        }
+        return f"{reverse('catalog:picker')}?{urlencode({k: v for k, v in wanted.items() if v})}"
+
+    def models_for(self, connection) -> list[CatalogModel]:
+        models = CatalogModel.objects.for_connection(connection, kind=self.model_kind or None)
+        if self.model_capability:
+            models = models.filter(**{self.model_capability: True})
+        return list(models)
+
+    def clean_model(self):
+        model = (self.cleaned_data.get("model") or "").strip()
+        if self.model_typed and model and self.models and model not in {m.model_id for m in self.models}:
+            raise forms.ValidationError(f"model: '{model}' is not offered on this connection.")
+        return model
 
     def _wanted(self, name: str):
         return self.data.get(name) if self.is_bound else self.initial.get(name)

@@ -1,16 +1,15 @@
-from asgiref.sync import async_to_sync
 from django.contrib import messages
 from django.db.models import Q
-from django.http import Http404
-from django.shortcuts import redirect, render
+from django.http import Http404, HttpResponseBadRequest
+from django.shortcuts import aget_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from playground.catalog.forms import AddModelForm, OverrideForm
-from playground.catalog.models import CatalogModel
+from playground.catalog.forms import CAPABILITIES, AddModelForm, ModelPickerForm, OverrideForm
+from playground.catalog.models import KINDS, CatalogModel
 from playground.catalog.services import add_by_hand, own_entry, refresh_models
-from playground.connections.models import get_connection
+from playground.connections.models import Connection, get_connection
 
 
 def get_model(connection, pk) -> CatalogModel:
@@ -34,9 +33,9 @@ def index(request, connection_pk, add_form=None):
 
 
 @require_POST
-def refresh(request, connection_pk):
-    connection = get_connection(request, connection_pk)
-    message, ok = async_to_sync(refresh_models)(connection)
+async def refresh(request, connection_pk):
+    connection = await aget_object_or_404(Connection.objects.for_user(await request.auser()), pk=connection_pk)
+    message, ok = await refresh_models(connection)
     (messages.success if ok else messages.warning)(request, message)
     return redirect("catalog:index", connection.pk)
 
@@ -68,3 +67,19 @@ def edit(request, connection_pk, pk):
         return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
     template = "catalog/edit.html#override-form" if request.htmx else "catalog/edit.html"
     return render(request, template, {"connection": connection, "model": model, "form": form})
+
+
+@require_GET
+def picker(request):
+    """The model picker alone, for pages whose picker changes nothing else (htmx): ?kind=&capability=&typed=1."""
+    kind, capability = request.GET.get("kind", ""), request.GET.get("capability", "")
+    if kind not in ("", *(value for value, _ in KINDS)):
+        return HttpResponseBadRequest(f"kind: one of {', '.join(value for value, _ in KINDS)}.")
+    if capability not in ("", *CAPABILITIES):
+        return HttpResponseBadRequest(f"capability: one of {', '.join(CAPABILITIES)}.")
+    connection = get_connection(request, request.GET["connection"]) if request.GET.get("connection") else None
+    initial = {"connection": connection, "model": request.GET.get("model")}
+    form = ModelPickerForm(
+        user=request.user, initial=initial, kind=kind, capability=capability, typed=bool(request.GET.get("typed"))
+    )
+    return render(request, "kit/_model_picker.html", {"form": form})

@@ -6,6 +6,8 @@ from django import forms
 from django.core.validators import MaxValueValidator
 
 from playground import inputs
+from playground.catalog.forms import ModelPickerForm
+from playground.catalog.models import CatalogModel
 from playground.catalog.params import CHAT_PARAMS, ParamsForm, params_for, params_form
 from playground.chat.models import CONTEXT_POLICIES
 
@@ -32,15 +34,29 @@ class RenameForm(forms.Form):
     title = forms.CharField(label="Title", max_length=200)
 
 
+class ChatModelPicker(ModelPickerForm):
+    """The chat panel's picker. `kept` is the conversation's own model: when the provider stopped listing it, it
+    stays offered (and selected) in the conversation that uses it, on that conversation's connection."""
+
+    model_kind = "chat"
+
+    def __init__(self, *args, kept: CatalogModel | None = None, kept_on: int | None = None, **kwargs):
+        self.kept, self.kept_on = kept, kept_on
+        super().__init__(*args, **kwargs)
+
+    def models_for(self, connection) -> list[CatalogModel]:
+        models = super().models_for(connection)
+        kept = self.kept
+        if kept is None or connection.pk != self.kept_on or self._wanted("model") != kept.model_id:
+            return models
+        return models if any(m.model_id == kept.model_id for m in models) else [*models, kept]
+
+
 class SettingsForm(forms.Form):
-    connection = forms.TypedChoiceField(label="Connection", coerce=int, required=False)
-    model = forms.CharField(label="Model", max_length=200, required=False)
+    """The panel's other settings (the connection and the model are the ChatModelPicker's)."""
+
     system_prompt = forms.CharField(label="System prompt", required=False, widget=forms.Textarea(attrs={"rows": 3}))
     context_policy = forms.ChoiceField(label="When over 10 messages", choices=CONTEXT_POLICIES, required=False)
-
-    def __init__(self, *args, connections=(), **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["connection"].choices = [(c.pk, c.name) for c in connections]
 
 
 def stored_to_data(params: list, values: dict) -> dict:

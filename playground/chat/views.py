@@ -5,16 +5,16 @@ from dataclasses import dataclass, field
 from asgiref.sync import sync_to_async
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, transaction
-from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigger_client_event
 
 from playground.catalog.params import ParamsForm
 from playground.chat import services
 from playground.chat.forms import (
+    ChatModelPicker,
     ComposerForm,
     RenameForm,
     SettingsForm,
@@ -27,6 +27,7 @@ from playground.chat.forms import (
 from playground.chat.models import CONTEXT_POLICIES, Attachment, Conversation, Message, get_conversation
 from playground.chat.services import Turn
 from playground.connections.models import Connection, ensure_local_connection
+from playground.lib import downloads
 
 LIST_LIMIT = 100
 
@@ -45,23 +46,23 @@ def _panel(
     request, conversation, thread=(), *, connection_id=None, model_id=None, form=None, errors=(), saved=False
 ) -> dict:
     """The parameter panel: the connection, its chat models, the selected model's parameters and the body."""
-    connections = _connections(request.user)
-    wanted = connection_id or (conversation.connection_id if conversation else None)
-    connection = next((c for c in connections if c.pk == wanted), None) or next(
-        (c for c in connections if c.is_local), connections[0] if connections else None
+    _connections(request.user)  # the Local connection exists before it is offered
+    if model_id is None:
+        model_id = conversation.model_id if conversation else ""
+    own = conversation is not None and conversation.pk is not None
+    picker = ChatModelPicker(
+        user=request.user,
+        initial={
+            "connection": connection_id or (conversation.connection_id if conversation else None),
+            "model": model_id,
+        },
+        kept=services.selected_model(conversation) if own and conversation.model_id else None,
+        kept_on=conversation.connection_id if own else None,
     )
+    connection, models, model = picker.chosen_connection, picker.models, picker.chosen_model
     if connection is None:
         # No provider at all (the local API is off and none was added): the page says to add a connection.
         return {}
-    models = services.chat_models(connection)
-    if model_id is None:
-        model_id = conversation.model_id if conversation else ""
-    model = services.pick_model(models, model_id)
-    if model is None and conversation and model_id == conversation.model_id and connection == conversation.connection:
-        # A model the provider stopped listing stays selected in the conversation that used it.
-        model = services.selected_model(conversation)
-        models = [*models, model] if model else models
-    model = model or (models[0] if models else None)
     stored = conversation.params if conversation else {}
     if form is None:
         form = chat_params_form(model, stored=stored)
@@ -72,9 +73,9 @@ def _panel(
     tools = stored.get("tools")
     return {
         "form": form,
+        "picker": picker,
         "errors": list(errors),
         "saved": saved,
-        "connections": connections,
         "connection": connection,
         "models": models,
         "model": model,
@@ -170,26 +171,50 @@ class PanelProblems:
     errors: list[str] = field(default_factory=list)
 
 
+def _apply_picker(request, conversation: Conversation) -> list[str]:
+    """The posted connection and model (what is not posted stays the conversation's); returns the errors.
+
+    Another user's connection is not a choice (it is ignored); a model the connection does not offer is refused.
+    """
+    _connections(request.user)
+    post = request.POST
+    data = {
+        "connection": post.get("connection", conversation.connection_id or ""),
+        "model": post.get("model", conversation.model_id),
+    }
+    own = conversation.pk is not None and conversation.model_id
+    picker = ChatModelPicker(
+        data,
+        user=request.user,
+        typed=True,
+        kept=services.selected_model(conversation) if own else None,
+        kept_on=conversation.connection_id,
+    )
+    picker.is_valid()
+    if "connection" in post and picker.cleaned_data.get("connection"):
+        conversation.connection = picker.cleaned_data["connection"]
+    if "model" in post and "model" in picker.cleaned_data:
+        conversation.model_id = picker.cleaned_data["model"]
+    return picker.errors.get("model", [])
+
+
 def _apply_panel(request, conversation: Conversation) -> PanelProblems | None:
     """Apply the settings and parameters posted with the form; returns what is invalid, if anything.
 
     Only the fields present in the POST are changed, so the composer may post the panel along or not.
     """
     post = request.POST
-    connections = _connections(request.user)
-    settings_form = SettingsForm(post, connections=connections)
+    problems = PanelProblems()
+    if "connection" in post or "model" in post:
+        problems.errors += _apply_picker(request, conversation)
+    settings_form = SettingsForm(post)
     settings_form.is_valid()
     cleaned = settings_form.cleaned_data
-    if "connection" in post and cleaned.get("connection"):
-        conversation.connection = next(c for c in connections if c.pk == cleaned["connection"])
-    if "model" in post and "model" in cleaned:
-        conversation.model_id = cleaned["model"]
     if "system_prompt" in post and "system_prompt" in cleaned:
         conversation.system_prompt = cleaned["system_prompt"]
     if "context_policy" in post and cleaned.get("context_policy"):
         conversation.context_policy = cleaned["context_policy"]
     model = services.selected_model(conversation)
-    problems = PanelProblems()
     params = dict(conversation.params)
     if "tools" in post:
         try:
@@ -454,25 +479,20 @@ async def retry(request, pk, mid):
 # ---------------------------------------------------------------- attachments
 
 
-async def _file_chunks(attachment: Attachment, size: int = 64 * 1024):
-    handle = await asyncio.to_thread(attachment.file.storage.open, attachment.file.name, "rb")
-    try:
-        while chunk := await asyncio.to_thread(handle.read, size):
-            yield chunk
-    finally:
-        await asyncio.to_thread(handle.close)
-
-
 @require_safe
-async def attachment(request, pk):
+def attachment(request, pk):
     """An attachment of the user's own messages (404 for anyone else's); media inline, anything else downloaded."""
-    user = await request.auser()
-    item = await Attachment.objects.filter(pk=pk, message__conversation__owner=user).afirst()
-    if item is None or not await asyncio.to_thread(item.file.storage.exists, item.file.name):
+    item = Attachment.objects.filter(pk=pk, message__conversation__owner=request.user).first()
+    if item is None or not item.file.storage.exists(item.file.name):
         raise Http404("No such attachment.")
-    response = StreamingHttpResponse(_file_chunks(item), content_type=item.content_type)
-    response["Content-Length"] = str(item.size)
-    response["Content-Disposition"] = content_disposition_header(not item.inline, item.name)
+    response = downloads.serve_file(
+        request,
+        lambda: item.file.storage.open(item.file.name, "rb"),
+        size=item.size,
+        content_type=item.content_type,
+        filename=item.name,
+        inline=item.inline,
+    )
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = "default-src 'none'; sandbox"
     response["Cache-Control"] = "private, max-age=86400"

@@ -1,7 +1,7 @@
-from asgiref.sync import async_to_sync
+from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.http import HttpResponseBadRequest
-from django.shortcuts import redirect, render
+from django.shortcuts import aget_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from playground.catalog.services import refresh_models
@@ -54,11 +54,12 @@ def delete(request, pk):
 
 
 @require_POST
-def test(request, pk):
-    connection = get_connection(request, pk)
-    async_to_sync(test_connection)(connection)
+async def test(request, pk):
+    connection = await aget_object_or_404(Connection.objects.for_user(await request.auser()), pk=pk)
+    await test_connection(connection)
     if request.htmx:
-        return render(request, "connections/index.html#connection-status", {"connection": connection})
+        context = {"connection": connection}
+        return await sync_to_async(render)(request, "connections/index.html#connection-status", context)
     return redirect("connections:index")
 
 

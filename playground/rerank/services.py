@@ -1,7 +1,5 @@
 import dataclasses
 
-from asgiref.sync import async_to_sync
-
 from playground.catalog.models import CatalogModel
 from playground.catalog.params import RERANK_PARAMS, params_for
 from playground.rerank.models import RerankRun
@@ -26,7 +24,7 @@ async def call(*, connection, body: dict, headers: dict | None = None) -> client
     return result
 
 
-def create_run(
+async def create_run(
     *,
     owner,
     connection,
@@ -39,8 +37,8 @@ def create_run(
 ) -> RerankRun:
     """Call the provider and save the run; an UpstreamError propagates and nothing is saved."""
     body = request_body(model=model, query=query, documents=documents, params=params)
-    result = async_to_sync(call)(connection=connection, body=body, headers=headers)
-    return RerankRun.objects.create(
+    result = await call(connection=connection, body=body, headers=headers)
+    return await RerankRun.objects.acreate(
         owner=owner,
         connection=connection,
         model=model,
@@ -54,11 +52,11 @@ def create_run(
     )
 
 
-def compare(*, run: RerankRun, model: CatalogModel) -> RerankRun:
+async def compare(*, run: RerankRun, model: CatalogModel) -> RerankRun:
     """Run another model on the same query and documents, keeping the parameters it supports."""
     supported = {param.name for param in params_for(model, RERANK_PARAMS)}
     params = {name: value for name, value in run.params.items() if name in supported}
-    return create_run(
+    return await create_run(
         owner=run.owner,
         connection=run.connection,
         model=model.model_id,

@@ -1,4 +1,6 @@
-from django.shortcuts import redirect, render
+from asgiref.sync import sync_to_async
+from django.http import HttpResponse
+from django.shortcuts import aget_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url, reswap, retarget
@@ -22,6 +24,11 @@ def _context(request, form, run=None, error=None) -> dict:
         "compare_form": CompareForm(run=run) if run else None,
         "history": RerankRun.objects.for_user(request.user).only("id", "model", "query", "created")[:50],
     }
+
+
+@sync_to_async
+def _render(request, template: str, form, run=None, error=None) -> HttpResponse:
+    return render(request, template, _context(request, form, run, error))
 
 
 def _initial_from(run: RerankRun) -> dict:
@@ -58,14 +65,15 @@ def fields(request):
 
 
 @require_POST
-def run(request):
-    form = RerankForm(request.POST, request.FILES, user=request.user)
-    if not form.is_valid():
-        response = render(request, "rerank/index.html#rerank-form", _context(request, form))
+async def run(request):
+    user = await request.auser()
+    form = await sync_to_async(RerankForm)(request.POST, request.FILES, user=user)
+    if not await sync_to_async(form.is_valid)():
+        response = await _render(request, "rerank/index.html#rerank-form", form)
         return reswap(retarget(response, "#rerank-form"), "outerHTML") if request.htmx else response
     try:
-        new_run = services.create_run(
-            owner=request.user,
+        new_run = await services.create_run(
+            owner=user,
             connection=form.chosen_connection,
             model=form.chosen_model.model_id,
             query=form.cleaned_data["query"],
@@ -74,9 +82,9 @@ def run(request):
         )
     except UpstreamError as error:
         template = "rerank/index.html#results" if request.htmx else "rerank/index.html"
-        return render(request, template, _context(request, form, error=error))
+        return await _render(request, template, form, error=error)
     if request.htmx:
-        response = render(request, "rerank/index.html#results", _context(request, form, new_run))
+        response = await _render(request, "rerank/index.html#results", form, new_run)
         return push_url(response, reverse("rerank:detail", args=[new_run.pk]))
     return redirect("rerank:detail", new_run.pk)
 
@@ -88,16 +96,17 @@ def delete(request, pk):
 
 
 @require_POST
-def compare(request, pk):
-    base = get_run(request, pk)
-    form = CompareForm(request.POST, run=base)
+async def compare(request, pk):
+    user = await request.auser()
+    base = await aget_object_or_404(RerankRun.objects.for_user(user).select_related("owner", "connection"), pk=pk)
+    form = await sync_to_async(CompareForm)(request.POST, run=base)
     if not form.is_valid():
         return redirect("rerank:detail", base.pk)
     try:
-        other = services.compare(run=base, model=form.models[form.cleaned_data["model"]])
+        other = await services.compare(run=base, model=form.models[form.cleaned_data["model"]])
     except UpstreamError as error:
-        context = _context(request, RerankForm(user=request.user, initial=_initial_from(base)), base, error=error)
-        return render(request, "rerank/index.html", context)
+        form = await sync_to_async(RerankForm)(user=user, initial=_initial_from(base))
+        return await _render(request, "rerank/index.html", form, base, error=error)
     return redirect("rerank:comparison", base.pk, other.pk)
 
 

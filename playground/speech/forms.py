@@ -35,9 +35,9 @@ class SpeechForm(ModelPickerForm):
     reference_1 = forms.CharField(required=False, max_length=300, label="Reference voice S1")
     reference_2 = forms.CharField(required=False, max_length=300, label="Reference voice S2")
 
-    def __init__(self, *args, user, custom_voices=None, **kwargs):
+    def __init__(self, *args, user, **kwargs):
         super().__init__(*args, user=user, **kwargs)
-        self.custom_voices = custom_voices or []
+        self.custom_voices = []  # set by the view from the provider's voice list
         self.presets = preset_voices(self.chosen_model.model_id) if self.chosen_model else []
         self.params = params_form(
             self.chosen_model, SPEECH_PARAMS, self.data if self.is_bound else None, self.initial.get("params")
@@ -107,6 +107,12 @@ class SpeechForm(ModelPickerForm):
             "sample_rate": sample_rate or SAMPLE_RATES[response_format][-1],
             "params": values,
         }
+
+
+class VoicePicker(ModelPickerForm):
+    """The connection whose voices the voices page manages, and the speech model that creates and previews them."""
+
+    model_kind = "speech"
 
 
 class VoiceUploadForm(forms.Form):

@@ -238,27 +238,6 @@ async def _open(path: Path):
         return None
 
 
-async def read_range(path: Path, prefix: bytes, start: int, end: int) -> AsyncIterator[bytes]:
-    """Bytes start..end (inclusive) of `prefix` followed by the file at `path`, a chunk at a time."""
-    if start < len(prefix):
-        yield prefix[start : end + 1]
-    position = max(start - len(prefix), 0)
-    remaining = end + 1 - len(prefix) - position
-    if remaining <= 0:
-        return
-    source = await asyncio.to_thread(open, path, "rb")
-    try:
-        await asyncio.to_thread(source.seek, position)
-        while remaining > 0:
-            data = await asyncio.to_thread(source.read, min(READ_SIZE, remaining))
-            if not data:
-                return
-            remaining -= len(data)
-            yield data
-    finally:
-        await asyncio.to_thread(source.close)
-
-
 def delete_clip(clip: SpeechClip) -> None:
     """Delete the clip and its file, stopping its relay if it is still running in this process."""
     detached.cancel(KIND, clip.pk)

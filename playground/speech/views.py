@@ -1,39 +1,38 @@
-import asyncio
-import urllib.parse
-
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import sync_to_async
 from django.contrib import messages
-from django.http import HttpResponse, StreamingHttpResponse
-from django.shortcuts import redirect, render
+from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.shortcuts import aget_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST, require_safe
 from django_htmx.http import reswap, retarget
 
-from playground.catalog.models import CatalogModel
 from playground.catalog.params import DEFAULT_SAMPLE_RATE, SAMPLE_RATES, SPEECH_INPUT_LIMIT
-from playground.connections.models import get_connection
+from playground.connections.models import Connection
+from playground.lib import downloads
 from playground.speech import services
-from playground.speech.audio import parse_range, wav_header
-from playground.speech.forms import PREVIEW_TEXT, SpeechForm, VoiceUploadForm
+from playground.speech.audio import wav_header
+from playground.speech.forms import PREVIEW_TEXT, SpeechForm, VoicePicker, VoiceUploadForm
 from playground.speech.models import SpeechClip, aget_clip, get_clip
 from playground.upstream.errors import UpstreamError
 
 
-def _voices_for(connection) -> tuple[list[dict], UpstreamError | None]:
+async def _voices_for(connection) -> tuple[list[dict], UpstreamError | None]:
     if connection is None:
         return [], None
     try:
-        return async_to_sync(services.list_voices)(connection), None
+        return await services.list_voices(connection), None
     except UpstreamError as error:
         # A provider without custom voices (an OpenAI-style one) has no voice list: that is not a failure.
         return [], None if error.status in (404, 405) else error
 
 
-def _form(request, data=None, initial=None) -> tuple[SpeechForm, UpstreamError | None]:
-    probe = SpeechForm(data, user=request.user, initial=initial)
-    voices, error = _voices_for(probe.chosen_connection)
-    return SpeechForm(data, user=request.user, initial=initial, custom_voices=voices), error
+async def _form(request, data=None, initial=None) -> tuple[SpeechForm, UpstreamError | None]:
+    """The speech form with the chosen connection's custom voices (listed by the provider)."""
+    form = await sync_to_async(SpeechForm)(data, user=await request.auser(), initial=initial)
+    form.custom_voices, error = await _voices_for(form.chosen_connection)
+    return form, error
 
 
 def _context(request, form, voices_error=None, clip=None, error=None) -> dict:
@@ -48,6 +47,11 @@ def _context(request, form, voices_error=None, clip=None, error=None) -> dict:
         "sample_rates": {fmt: list(rates) for fmt, rates in SAMPLE_RATES.items()},
         "default_rates": DEFAULT_SAMPLE_RATE,
     }
+
+
+@sync_to_async
+def _render(request, template, form, voices_error=None, **extra) -> HttpResponse:
+    return render(request, template, _context(request, form, voices_error, **extra))
 
 
 def _initial_from(clip: SpeechClip) -> dict:
@@ -65,44 +69,42 @@ def _initial_from(clip: SpeechClip) -> dict:
 
 
 @require_GET
-def index(request):
+async def index(request):
     initial = {key: request.GET[key] for key in ("connection", "model", "voice") if request.GET.get(key)}
     if request.GET.get("reuse"):
-        initial = _initial_from(get_clip(request, request.GET["reuse"]))
-    form, voices_error = _form(request, initial=initial)
-    return render(request, "speech/index.html", _context(request, form, voices_error))
+        initial = _initial_from(await aget_clip(request, request.GET["reuse"]))
+    form, voices_error = await _form(request, initial=initial)
+    return await _render(request, "speech/index.html", form, voices_error)
 
 
 @require_GET
-def clip_detail(request, pk):
-    clip = get_clip(request, pk)
-    form, voices_error = _form(request, initial=_initial_from(clip))
-    return render(request, "speech/index.html", _context(request, form, voices_error, clip=clip))
+async def clip_detail(request, pk):
+    clip = await aget_clip(request, pk)
+    form, voices_error = await _form(request, initial=_initial_from(clip))
+    return await _render(request, "speech/index.html", form, voices_error, clip=clip)
 
 
 @require_GET
-def fields(request):
+async def fields(request):
     """The model and voice pickers for the chosen connection (htmx)."""
-    form, voices_error = _form(request, initial={k: request.GET.get(k) for k in ("connection", "model")})
-    return render(request, "speech/index.html#voice-fields", {"form": form, "voices_error": voices_error})
+    form, voices_error = await _form(request, initial={k: request.GET.get(k) for k in ("connection", "model")})
+    context = {"form": form, "voices_error": voices_error}
+    return await sync_to_async(render)(request, "speech/index.html#voice-fields", context)
 
 
 @require_POST
 async def create(request):
     """Start a clip and answer with the player, whose source is the clip's live stream."""
     user = await request.auser()
-    form, voices_error = await sync_to_async(_form)(request, data=request.POST)
+    form, voices_error = await _form(request, data=request.POST)
     if not await sync_to_async(form.is_valid)():
-        response = await sync_to_async(render)(
-            request, "speech/index.html#speech-form", await sync_to_async(_context)(request, form, voices_error)
-        )
+        response = await _render(request, "speech/index.html#speech-form", form, voices_error)
         return reswap(retarget(response, "#speech-form"), "outerHTML") if request.htmx else response
     try:
         clip = await services.start_clip(owner=user, **form.clip_fields())
     except UpstreamError as error:
-        context = await sync_to_async(_context)(request, form, voices_error, error=error)
         template = "speech/index.html#result" if request.htmx else "speech/index.html"
-        return await sync_to_async(render)(request, template, context)
+        return await _render(request, template, form, voices_error, error=error)
     if not request.htmx:
         return redirect("speech:clip", clip.pk)
     context = await sync_to_async(_context)(request, form, voices_error, clip=clip)
@@ -130,45 +132,27 @@ def status(request, pk):
 
 
 @require_safe
-async def download(request, pk, variant=""):
-    """The saved file with Range support; `wav` of a pcm clip adds a WAV header built from its sample rate."""
-    clip = await aget_clip(request, pk)
+def download(request, pk, variant=""):
+    """The saved file; `wav` of a pcm clip adds a WAV header built from its sample rate."""
+    clip = get_clip(request, pk)
     if clip.streaming:
         return HttpResponse(
             "The clip is still arriving: download it once it is complete.", status=409, content_type="text/plain"
         )
-    if variant == "wav" and clip.response_format != "pcm":
-        variant = ""
+    as_wav = variant == "wav" and clip.response_format == "pcm"
     try:
-        size = (await _stat(clip)).st_size
+        size = clip.path.stat().st_size
     except FileNotFoundError:
         return HttpResponse("The audio file of this clip is missing.", status=410, content_type="text/plain")
-    prefix = wav_header(clip.sample_rate, size) if variant == "wav" else b""
-    total = len(prefix) + size
-    content_type = "audio/wav" if variant == "wav" else clip.content_type
-    filename = clip.download_name("wav" if variant == "wav" else None)
-    wanted = parse_range(request.headers.get("Range", ""), total)
-    if wanted is False:
-        response = HttpResponse(status=416)
-        response["Content-Range"] = f"bytes */{total}"
-        return response
-    start, end = wanted if wanted else (0, total - 1)
-    response = StreamingHttpResponse(
-        services.read_range(clip.path, prefix, start, end), status=206 if wanted else 200, content_type=content_type
+    return downloads.serve_file(
+        request,
+        lambda: clip.path.open("rb"),
+        prefix=wav_header(clip.sample_rate, size) if as_wav else b"",
+        size=size,
+        content_type="audio/wav" if as_wav else clip.content_type,
+        filename=clip.download_name("wav" if as_wav else None),
+        inline=bool(request.GET.get("inline")),
     )
-    response["Content-Length"] = str(max(0, end - start + 1))
-    if wanted:
-        response["Content-Range"] = f"bytes {start}-{end}/{total}"
-    response["Accept-Ranges"] = "bytes"
-    disposition = "inline" if request.GET.get("inline") else "attachment"
-    response["Content-Disposition"] = (
-        f"{disposition}; filename=\"{filename}\"; filename*=UTF-8''{urllib.parse.quote(filename)}"
-    )
-    return response
-
-
-async def _stat(clip):
-    return await asyncio.to_thread(clip.path.stat)
 
 
 @require_POST
@@ -182,95 +166,95 @@ def delete(request, pk):
 # --- voices --------------------------------------------------------------------------------------
 
 
-def _voices_page(request, connection, upload_form=None, error=None, status=200):
-    voices, list_error = _voices_for(connection)
-    return render(
-        request,
-        "speech/voices.html",
-        {
-            "connection": connection,
-            "connections": request.user.connections.all(),
-            "voices": voices,
-            "error": error or list_error,
-            "upload_form": upload_form or VoiceUploadForm(),
-            "models": _speech_models(connection),
-        },
-        status=status,
+async def _picker(request, source) -> VoicePicker:
+    """The connection and speech model of a voices request; another user's connection is a 404."""
+    user = await request.auser()
+    connection = None
+    if source.get("connection"):
+        connection = await aget_object_or_404(Connection.objects.for_user(user), pk=source["connection"])
+    picker = await sync_to_async(VoicePicker)(
+        user=user, initial={"connection": connection, "model": source.get("model")}
     )
+    if request.method == "POST" and picker.chosen_connection is None:
+        raise Http404("No connection to manage voices on.")
+    return picker
 
 
-def _speech_models(connection):
-    return list(CatalogModel.objects.for_connection(connection, kind="speech")) if connection else []
+async def _voices_page(request, picker, upload_form=None, error=None):
+    voices, list_error = await _voices_for(picker.chosen_connection)
+    context = {
+        "form": picker,
+        "connection": picker.chosen_connection,
+        "voices": voices,
+        "error": error or list_error,
+        "upload_form": upload_form or VoiceUploadForm(),
+    }
+    template = "speech/voices.html#voices-page" if request.htmx else "speech/voices.html"
+    return await sync_to_async(render)(request, template, context)
 
 
-def _connection_from(request, source):
-    pk = source.get("connection")
-    if pk:
-        return get_connection(request, pk)
-    return request.user.connections.order_by("-is_local", "name").first()
+def _back_to_voices(picker) -> HttpResponse:
+    query = urlencode({"connection": picker.chosen_connection.pk, "model": picker["model"].value() or ""})
+    return redirect(f"{reverse('speech:voices')}?{query}")
 
 
 @require_GET
-def voices(request):
-    return _voices_page(request, _connection_from(request, request.GET))
+async def voices(request):
+    return await _voices_page(request, await _picker(request, request.GET))
 
 
 @require_POST
-def voice_upload(request):
-    connection = _connection_from(request, request.POST)
+async def voice_upload(request):
+    picker = await _picker(request, request.POST)
     form = VoiceUploadForm(request.POST, request.FILES)
-    models = _speech_models(connection)
-    model = request.POST.get("model") or (models[0].model_id if models else "")
-    if not form.is_valid():
-        return _voices_page(request, connection, upload_form=form)
+    if not await sync_to_async(form.is_valid)():
+        return await _voices_page(request, picker, upload_form=form)
     audio = form.cleaned_data["audio"]
     try:
-        created = async_to_sync(services.upload_voice)(
-            connection,
+        created = await services.upload_voice(
+            picker.chosen_connection,
             audio=audio.read(),
             filename=audio.name,
             custom_name=form.cleaned_data["custom_name"],
             text=form.cleaned_data["text"],
-            model=model,
+            model=picker.chosen_model.model_id if picker.chosen_model else "",
         )
     except UpstreamError as error:
-        return _voices_page(request, connection, upload_form=form, error=error)
+        return await _voices_page(request, picker, upload_form=form, error=error)
     messages.success(request, f"Voice {created.get('customName') or form.cleaned_data['custom_name']} created.")
-    return redirect(f"{reverse('speech:voices')}?connection={connection.pk}")
+    return _back_to_voices(picker)
 
 
 @require_POST
-def voice_delete(request):
-    connection = _connection_from(request, request.POST)
-    uri = request.POST.get("uri", "")
+async def voice_delete(request):
+    picker = await _picker(request, request.POST)
     try:
-        async_to_sync(services.delete_voice)(connection, uri)
+        await services.delete_voice(picker.chosen_connection, request.POST.get("uri", ""))
     except UpstreamError as error:
-        return _voices_page(request, connection, error=error)
+        return await _voices_page(request, picker, error=error)
     messages.success(request, "Voice deleted.")
-    return redirect(f"{reverse('speech:voices')}?connection={connection.pk}")
+    return _back_to_voices(picker)
 
 
 @require_POST
 async def voice_preview(request):
     """Synthesize a short sample with a custom voice; answers with a player (htmx) or the clip's page."""
-    user = await request.auser()
-    connection = await sync_to_async(_connection_from)(request, request.POST)
-    models = await sync_to_async(_speech_models)(connection)
+    picker = await _picker(request, request.POST)
+    if picker.chosen_model is None:
+        error = UpstreamError(kind="http", status=400, message="This connection has no speech model.")
+        return await sync_to_async(render)(request, "kit/_error.html", {"error": error})
     try:
         clip = await services.start_clip(
-            owner=user,
-            connection=connection,
-            model=request.POST.get("model") or models[0].model_id,
+            owner=await request.auser(),
+            connection=picker.chosen_connection,
+            model=picker.chosen_model.model_id,
             text=PREVIEW_TEXT,
             voice=request.POST.get("uri", ""),
             response_format="mp3",
             sample_rate=44100,
         )
-    except (UpstreamError, IndexError) as error:
-        if isinstance(error, IndexError):
-            error = UpstreamError(kind="http", status=400, message="This connection has no speech model.")
-        return await sync_to_async(render)(request, "rerank/_error.html", {"error": error})
+    except UpstreamError as error:
+        return await sync_to_async(render)(request, "kit/_error.html", {"error": error})
     if not request.htmx:
         return redirect("speech:clip", clip.pk)
     return await sync_to_async(render)(request, "speech/_player.html", {"clip": clip, "compact": True})

@@ -3,7 +3,6 @@ import time
 import httpx
 
 from playground.connections.models import Connection
-from tests.conftest import LOCAL_API_TEST_KEY
 
 HTMX = {"HX-Request": "true"}
 
@@ -22,10 +21,3 @@ def wait_for_status(http: httpx.Client, pk: int, statuses: tuple[str, ...], time
         if time.monotonic() > deadline:
             raise AssertionError(f"batch {pk} never reached {statuses}: {html}")
         time.sleep(0.3)
-
-
-def add_connection(user, *, name: str, base_url: str, key: str = LOCAL_API_TEST_KEY) -> Connection:
-    connection = Connection(owner=user, name=name, base_url=base_url)
-    connection.set_key(key)
-    connection.save()
-    return connection

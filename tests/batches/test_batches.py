@@ -9,7 +9,8 @@ import pytest
 
 from playground.batches.models import TERMINAL, Batch
 from playground.catalog.services import add_by_hand
-from tests.batches.conftest import HTMX, add_connection, local_connection, wait_for_status
+from tests.batches.conftest import HTMX, local_connection, wait_for_status
+from tests.factories import add_connection
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
@@ -216,7 +217,7 @@ def test_cancel_stops_a_running_batch(alice_http, alice):
 
 
 def test_a_rejected_key_is_explained_with_the_next_step(alice_http, alice, live_server):
-    broken = add_connection(alice, name="Broken", base_url=live_server.api_url, key="sk-wrong-key-0000")
+    broken = add_connection(alice, name="Broken", url=live_server.api_url, key="sk-wrong-key-0000")
     hosted_model = add_by_hand(broken, "Qwen/Qwen3-8B").model_id
     response = alice_http.post("/batches/new/", data=form(broken, model=hosted_model), headers=HTMX)
     page = html.unescape(response.text)

@@ -13,14 +13,20 @@ Mount Fuji is the highest mountain in Japan.
 The Louvre in Paris is the most visited museum in the world."""
 
 
-def test_rerank_results_appear_ranked_with_their_scores(live_server, catalog, alice_page):
-    page = alice_page
+def fill_form(page, query: str, **params: str) -> None:
+    """The rerank page with the instructable reranker chosen (its parameter fields appear), filled in."""
     page.goto("/rerank/")
     page.select_option("#id_model", "local/reranker-instruct")
     page.wait_for_selector("[name=instruction]")
-    page.fill("#id_query", "Paris France capital")
+    page.fill("#id_query", query)
     page.fill("#id_documents", DOCUMENTS)
-    page.fill("[name=top_n]", "4")
+    for name, value in params.items():
+        page.fill(f"[name={name}]", value)
+
+
+def test_rerank_results_appear_ranked_with_their_scores(live_server, catalog, alice_page):
+    page = alice_page
+    fill_form(page, "Paris France capital", top_n="4")
     page.click("#rerank-submit")
     page.wait_for_selector("#ranked-list .ranked-row")
     rows = page.locator("#ranked-list .ranked-row")
@@ -40,12 +46,7 @@ def test_rerank_results_appear_ranked_with_their_scores(live_server, catalog, al
 
 def test_rerank_comparison_highlights_rank_changes(live_server, catalog, alice_page):
     page = alice_page
-    page.goto("/rerank/")
-    page.select_option("#id_model", "local/reranker-instruct")
-    page.wait_for_selector("[name=instruction]")
-    page.fill("#id_query", "Paris")
-    page.fill("[name=instruction]", "museum visited")
-    page.fill("#id_documents", DOCUMENTS)
+    fill_form(page, "Paris", instruction="museum visited")
     page.click("#rerank-submit")
     page.wait_for_selector("#ranked-list .ranked-row")
     page.select_option("#compare-model", "local/reranker-lite")

@@ -10,6 +10,7 @@ from playground.chat.models import Conversation
 from playground.chat.services import selected_model
 from playground.connections.models import Connection
 from tests.catalog.tiny_provider import TinyProvider
+from tests.factories import add_connection
 
 pytestmark = pytest.mark.django_db
 
@@ -23,9 +24,7 @@ def provider(settings):
 
 @pytest.fixture
 def acme(alice, provider):
-    connection = Connection(owner=alice, name="Acme", base_url=provider.url)
-    connection.set_key("sk-acme")
-    connection.save()
+    connection = add_connection(alice, "Acme", key="sk-acme", url=provider.url)
     return connection
 
 

@@ -2,7 +2,6 @@
 
 import base64
 import io
-import wave
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -14,6 +13,7 @@ from playground.chat import services
 from playground.chat.forms import Upload
 from playground.chat.models import Attachment, Message
 from tests.chat.conftest import finish
+from tests.factories import wav
 
 pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
 
@@ -33,16 +33,6 @@ def png(width=64, height=48, colour=(30, 60, 220)) -> bytes:
 def pdf() -> bytes:
     buffer = io.BytesIO()
     Image.new("RGB", (100, 140), (255, 255, 255)).save(buffer, "PDF")
-    return buffer.getvalue()
-
-
-def wav(seconds=0.5, rate=16000) -> bytes:
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(rate)
-        out.writeframes(b"\x00\x00" * int(seconds * rate))
     return buffer.getvalue()
 
 

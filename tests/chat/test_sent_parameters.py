@@ -11,6 +11,7 @@ from playground.chat.services import render_message
 from playground.connections.models import Connection
 from tests.catalog.tiny_provider import TinyProvider
 from tests.chat.conftest import finish
+from tests.factories import add_connection
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,9 +25,7 @@ def provider(settings):
 
 @pytest.fixture
 def acme(alice, provider):
-    connection = Connection(owner=alice, name="Acme", base_url=provider.url)
-    connection.set_key("sk-acme")
-    connection.save()
+    connection = add_connection(alice, "Acme", key="sk-acme", url=provider.url)
     CatalogModel.objects.create(connection=connection, scope="connection", model_id="acme/chat")
     return connection
 

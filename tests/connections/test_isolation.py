@@ -2,7 +2,7 @@ import pytest
 from django.urls import reverse
 
 from playground.connections.models import Connection
-from tests.connections.test_vault import add_connection
+from tests.factories import add_connection
 
 pytestmark = pytest.mark.django_db
 

@@ -1,12 +1,8 @@
 """Alice's voices, files and batches on her Local connection are hers: Bob, with his own Local connection and
 key, sees none of them and can delete none of them, through the pages or the local API (over real HTTP)."""
 
-import io
-import math
 import re
-import struct
 import time
-import wave
 
 import httpx
 import pytest
@@ -14,19 +10,10 @@ from django.core.management import call_command
 
 from playground.batches.models import Batch
 from playground.connections.models import Connection
+from tests.factories import wav
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 HTMX = {"HX-Request": "true"}
-
-
-def recording(seconds=0.5, rate=16000) -> bytes:
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(rate)
-        out.writeframes(b"".join(struct.pack("<h", int(8000 * math.sin(i / 8))) for i in range(int(seconds * rate))))
-    return buffer.getvalue()
 
 
 def local_of(user) -> Connection:
@@ -50,7 +37,7 @@ def test_bob_neither_sees_nor_deletes_alices_voice(live_server, seeded, alice, b
     response = alice_http.post(
         "/speech/voices/upload/",
         data={"connection": alice_local.pk, "model": "local/tts", "custom_name": "alices-voice", "text": "Hello."},
-        files={"audio": ("sample.wav", recording(), "audio/wav")},
+        files={"audio": ("sample.wav", wav(0.5, tone=True), "audio/wav")},
     )
     assert response.status_code == 302
     uri = re.search(r'data-uri="(speech:alices-voice:[^"]+)"', alice_http.get(response.headers["location"]).text)[1]

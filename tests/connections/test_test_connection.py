@@ -4,7 +4,7 @@ from django.urls import reverse
 from playground.catalog.models import CatalogModel
 from playground.connections.models import Connection
 from tests.conftest import free_port
-from tests.connections.test_vault import add_connection
+from tests.factories import add_connection
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -5,17 +5,9 @@ from django.urls import reverse
 
 from playground.connections import crypto
 from playground.connections.models import Connection
+from tests.factories import SECRET, add_connection
 
 pytestmark = pytest.mark.django_db
-
-SECRET = "sk-live-abcdefghijklmnop1234"
-
-
-def add_connection(owner, name="Hosted", key=SECRET, url="https://api.example.com/v1"):
-    connection = Connection(owner=owner, name=name, base_url=url)
-    connection.set_key(key)
-    connection.save()
-    return connection
 
 
 def test_the_key_is_not_stored_in_clear(alice):

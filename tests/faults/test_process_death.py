@@ -5,7 +5,7 @@ These run on both configurations (SQLite and the in-memory layer, or PostgreSQL 
 
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 from django.urls import reverse
@@ -15,6 +15,7 @@ from playground.chat.models import Message
 from playground.connections.models import Connection
 from playground.speech.models import SpeechClip
 from tests.faults.conftest import local_conversation, logged_in, wait_for
+from tests.speech.provider import SpeechProvider
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -63,21 +64,8 @@ def test_a_killed_chat_process_leaves_an_interrupted_answer_that_a_retry_keeps_u
     assert not Message.objects.filter(status=STREAMING).exists()
 
 
-class _SlowSpeech(BaseHTTPRequestHandler):
+class _SlowSpeech(SpeechProvider):
     """A speech provider that streams a chunk every 50 ms for up to a minute (until the client goes away)."""
-
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):  # the voice list
-        body = b'{"results": []}'
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length") or 0))

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from playground.chat.models import Conversation
 from playground.connections.models import Connection
-from playground.speech.audio import parse_range
+from playground.lib.downloads import parse_range
 from playground.speech.forms import VoiceUploadForm
 from tests.fakeprovider.audio import wav_tone as tone
 

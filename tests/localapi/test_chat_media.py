@@ -2,11 +2,12 @@
 
 import base64
 import io
-import wave
 
 import av
 import pytest
 from PIL import Image
+
+from tests.factories import wav
 
 
 def data_uri(mime: str, data: bytes) -> str:
@@ -18,16 +19,6 @@ def png(width=40, height=20) -> bytes:
     image.paste((30, 60, 220), (0, 0, width // 4, height))  # a quarter blue, the rest red
     out = io.BytesIO()
     image.save(out, "PNG")
-    return out.getvalue()
-
-
-def wav(seconds=1.5, rate=16000) -> bytes:
-    out = io.BytesIO()
-    with wave.open(out, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(rate)
-        w.writeframes(b"\x00\x00" * int(seconds * rate))
     return out.getvalue()
 
 

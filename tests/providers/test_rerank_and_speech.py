@@ -2,13 +2,13 @@
 
 import io
 import re
-import time
 
 import av
 import pytest
 
 from playground.rerank.models import RerankRun
 from playground.speech.models import SpeechClip
+from tests.speech.clips import wait_until_finished
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -41,16 +41,6 @@ def test_rerank_ranks_the_documents_and_shows_them(provider, alice_http):
     assert "Paris is the capital of France." in page
     if provider.fake:
         assert provider.fake.state.bodies("/rerank")[-1]["top_n"] == 2
-
-
-def wait_until_finished(clip: SpeechClip, timeout: float = 60) -> SpeechClip:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        clip.refresh_from_db()
-        if clip.status != SpeechClip.STREAMING:
-            return clip
-        time.sleep(0.1)
-    raise AssertionError("the clip never finished")
 
 
 def test_a_speech_clip_is_saved_and_playable(provider, alice_http):

@@ -3,11 +3,12 @@ import json
 import random
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 
 from playground.connections.models import Connection
+from tests.speech.provider import SpeechProvider
 
 
 @pytest.fixture
@@ -15,21 +16,8 @@ def local_connection(alice):
     return Connection.objects.get(owner=alice, is_local=True)
 
 
-class _FakeProvider(BaseHTTPRequestHandler):
+class _FakeProvider(SpeechProvider):
     """A deterministic speech provider: the audio bytes are a pure function of the request body."""
-
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        body = json.dumps({"results": []}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_POST(self):
         request = self.rfile.read(int(self.headers.get("Content-Length") or 0))

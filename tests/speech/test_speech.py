@@ -4,7 +4,6 @@ import asyncio
 import hashlib
 import io
 import re
-import time
 import wave
 from concurrent.futures import ThreadPoolExecutor
 
@@ -17,6 +16,7 @@ from playground.catalog.services import add_by_hand
 from playground.connections.models import Connection
 from playground.speech import services
 from playground.speech.models import SpeechClip
+from tests.speech.clips import created_clip, wait_until_finished
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -37,22 +37,6 @@ def create(http, connection, **fields):
         **fields,
     }
     return http.post("/speech/clips/", data=data)
-
-
-def created_clip(response) -> SpeechClip:
-    assert response.status_code == 302, response.text[:2000]
-    pk = int(re.search(r"/speech/clips/(\d+)/", response.headers["location"]).group(1))
-    return SpeechClip.objects.get(pk=pk)
-
-
-def wait_until_finished(clip, timeout=60) -> SpeechClip:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        clip.refresh_from_db()
-        if clip.status != SpeechClip.STREAMING:
-            return clip
-        time.sleep(0.1)
-    raise AssertionError("the clip never finished")
 
 
 def direct(live_server, body, headers=None) -> bytes:

@@ -1,26 +1,13 @@
 """The voices page: the user's custom voices at the provider (the local API over real HTTP)."""
 
-import io
-import math
 import re
-import struct
-import wave
 
 import pytest
 
 from playground.speech.models import SpeechClip
+from tests.factories import wav
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
-
-
-def recording(seconds=1.0, rate=16000) -> bytes:
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(rate)
-        out.writeframes(b"".join(struct.pack("<h", int(8000 * math.sin(i / 8))) for i in range(int(seconds * rate))))
-    return buffer.getvalue()
 
 
 def test_voices_are_listed_with_copyable_uris_and_a_link_to_the_form(live_server, catalog, alice, alice_http):
@@ -43,7 +30,7 @@ def test_a_voice_is_uploaded_previewed_and_deleted(live_server, catalog, alice, 
             "custom_name": "my-voice",
             "text": "A short sample of my voice.",
         },
-        files={"audio": ("sample.wav", recording(), "audio/wav")},
+        files={"audio": ("sample.wav", wav(1.0, tone=True), "audio/wav")},
     )
     assert response.status_code == 302
     page = alice_http.get(response.headers["location"]).text
@@ -67,7 +54,7 @@ def test_upload_errors_name_the_field(live_server, catalog, alice, alice_http, l
     bad_name = alice_http.post(
         "/speech/voices/upload/",
         data={"connection": local_connection.pk, "custom_name": "no spaces please", "text": "x"},
-        files={"audio": ("sample.wav", recording(), "audio/wav")},
+        files={"audio": ("sample.wav", wav(1.0, tone=True), "audio/wav")},
     )
     assert "customName: 1 to 64 characters" in bad_name.text
     not_audio = alice_http.post(
