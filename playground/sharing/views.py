@@ -1,0 +1,315 @@
+import json
+import logging
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.contrib import messages
+from django.contrib.auth.decorators import login_not_required
+from django.core.files.base import File
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from playground.batches.models import get_batch
+from playground.catalog.models import CatalogModel
+from playground.chat.models import Attachment, Conversation, Message, attachment_name, get_conversation
+from playground.chat.rendering import render_markdown
+from playground.connections.models import Connection
+from playground.rerank.models import RerankRun, get_run
+from playground.sharing import freeze as freezing
+from playground.sharing.downloads import ranged_response
+from playground.sharing.forms import ForkForm, ShareForm
+from playground.sharing.models import Share, get_public_share, get_share, watching
+from playground.speech.models import get_clip
+
+log = logging.getLogger(__name__)
+
+SOURCES = {
+    Share.CONVERSATION: get_conversation,
+    Share.RERANK: get_run,
+    Share.SPEECH: get_clip,
+    Share.BATCH: get_batch,
+}
+# Share pages run under a stricter policy than the rest: nothing but our own scripts, styles, images and media.
+SHARE_POLICY = "; ".join(
+    [
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self'",
+        "media-src 'self'",
+        "connect-src 'self'",
+        "form-action 'self'",
+        "base-uri 'none'",
+        "frame-ancestors 'none'",
+    ]
+)
+FILE_POLICY = "default-src 'none'; sandbox"
+
+
+def _private(response, policy: str = SHARE_POLICY):
+    response["X-Robots-Tag"] = "noindex, nofollow"
+    response["Referrer-Policy"] = "no-referrer"
+    response["Content-Security-Policy"] = policy
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+def _source(request, kind: str, pk: int):
+    if kind not in SOURCES:
+        raise Http404("No such kind of share.")
+    return SOURCES[kind](request, pk)
+
+
+def _back(request, fallback: str) -> str:
+    target = request.POST.get("next") or ""
+    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        return target
+    return fallback
+
+
+# ---------------------------------------------------------------- the owner's side
+
+
+@require_GET
+def index(request):
+    shares = Share.objects.for_user(request.user)
+    return render(request, "sharing/index.html", {"shares": shares})
+
+
+@require_http_methods(["GET", "POST"])
+def source(request, kind: str, pk: int):
+    """The links of one conversation, run, clip or batch, and the form that makes a new one."""
+    item = _source(request, kind, pk)
+    form = ShareForm(request.POST or None)
+    error = ""
+    if request.method == "POST" and form.is_valid():
+        share = Share(owner=request.user, kind=kind, title=freezing.title_of(item)[:200])
+        setattr(share, Share.field_for(item), item)
+        share.visibility = form.cleaned_data["visibility"]
+        share.set_expiry(form.cleaned_data["expiry"])
+        share.live = kind == Share.CONVERSATION and form.cleaned_data["live"]
+        try:
+            share.save()
+            freezing.freeze(share)
+        except freezing.NotShareable as exc:
+            share.delete()
+            error = str(exc)
+        else:
+            messages.success(request, "Link created. Anyone it is meant for can open it now.")
+            return redirect("sharing:source", kind=kind, pk=pk)
+    context = {
+        "item": item,
+        "kind": kind,
+        "title": freezing.title_of(item),
+        "form": form,
+        "error": error,
+        "shares": Share.objects.for_user(request.user).for_source(item),
+        "back": _source_url(kind, pk),
+    }
+    return render(request, "sharing/source.html", context)
+
+
+def _source_url(kind: str, pk: int) -> str:
+    return {
+        Share.CONVERSATION: reverse("chat:conversation", args=[pk]),
+        Share.RERANK: reverse("rerank:detail", args=[pk]),
+        Share.SPEECH: reverse("speech:index"),
+        Share.BATCH: reverse("batches:index"),
+    }[kind]
+
+
+@require_POST
+def update(request, pk: int):
+    """Refresh the frozen content from the source; the URL stays the same."""
+    share = get_share(request, pk)
+    share.updated = timezone.now()
+    try:
+        freezing.freeze(share)
+    except freezing.NotShareable as exc:
+        messages.error(request, str(exc))
+    else:
+        _tell_viewers(share, "share.updated")
+        messages.success(request, f"“{share.title}” updated: the link shows the content as it is now.")
+    return redirect(_back(request, reverse("sharing:index")))
+
+
+@require_POST
+def revoke(request, pk: int):
+    share = get_share(request, pk)
+    title = share.title
+    group = share.group
+    share.delete()
+    _tell_viewers(group, "share.revoked")
+    messages.success(request, f"Link to “{title}” revoked: it answers 404 from now on.")
+    return redirect(_back(request, reverse("sharing:index")))
+
+
+def _tell_viewers(share_or_group, kind: str) -> None:
+    """Live viewers on any process hear it through the channel layer (a revoke closes their sockets)."""
+    group = share_or_group if isinstance(share_or_group, str) else share_or_group.group
+    try:
+        async_to_sync(get_channel_layer().group_send)(group, {"type": kind})
+    except Exception:
+        # The link is gone from the database already; a socket still open is closed by its next heartbeat.
+        log.warning("Could not tell the viewers of %s", group, exc_info=True)
+
+
+@require_GET
+def watchers(request, pk: int):
+    conversation = get_conversation(request, pk)
+    count = watching(conversation.pk)
+    return render(request, "sharing/_watching.html", {"count": count, "conversation": conversation})
+
+
+# ---------------------------------------------------------------- the viewer's side
+
+
+@login_not_required
+@require_GET
+def view(request, token: str):
+    share = get_public_share(token, request.user)
+    share.count_view()
+    content = share.content
+    frozen = {f.key: f for f in share.files.all()}
+    if share.kind == Share.CONVERSATION and share.live:
+        # A live link shows the conversation as it is now; files added after the last update are not served.
+        conversation = share.conversation
+        content = {**content, "messages": freezing.conversation_messages(conversation)}
+        content["last_message"] = content["messages"][-1]["id"] if content["messages"] else 0
+    if share.kind == Share.CONVERSATION:
+        for message in content["messages"]:
+            for item in message["attachments"]:
+                item["shared"] = item["key"] in frozen
+            if message.get("request") is not None:
+                message["request_json"] = json.dumps(message["request"], indent=2, ensure_ascii=False)
+            if message["role"] == "assistant":
+                message["html"] = render_markdown(message["content"])
+    elif share.kind == Share.BATCH:
+        content["requests_json"] = "\n".join(json.dumps(body, ensure_ascii=False) for body in content["requests"])
+    elif share.kind in (Share.RERANK, Share.SPEECH):
+        runs = [content.get("run"), content.get("compared")] if share.kind == Share.RERANK else [content]
+        for run in filter(None, runs):
+            run["request_json"] = json.dumps(run["request"], indent=2, ensure_ascii=False)
+    context = {
+        "share": share,
+        "content": content,
+        "files": frozen,
+        "description": _description(share, content),
+        "ws_url": f"/ws/s/{share.token}/" if share.kind == Share.CONVERSATION and share.live else "",
+    }
+    return _private(render(request, f"sharing/view_{share.kind}.html", context))
+
+
+def _description(share: Share, content: dict) -> str:
+    if share.kind == Share.CONVERSATION:
+        count = len(content.get("messages") or [])
+        return f"A conversation with {content.get('model_id') or 'a model'}, {count} message{'s' * (count != 1)}."
+    if share.kind == Share.RERANK:
+        run = content["run"]
+        other = f" compared with {content['compared']['model']}" if content.get("compared") else ""
+        return f"{run['model']} ranked {len(run['documents'])} documents{other}."
+    if share.kind == Share.SPEECH:
+        return f"{content['model']} speaking with {content['voice']}: {content['text'][:120]}"
+    return f"A batch of {content['total']} requests, {content['status'].replace('_', ' ')}."
+
+
+@login_not_required
+@require_GET
+def shared_file(request, token: str, key: str):
+    share = get_public_share(token, request.user)
+    item = get_object_or_404(share.files, key=key)
+    if not item.path.exists():
+        raise Http404("The file is gone.")
+    inline = item.content_type.split("/")[0] in ("image", "audio", "video")
+    response = ranged_response(request, item.path, item.content_type, item.name, inline=inline)
+    return _private(response, FILE_POLICY)
+
+
+@require_http_methods(["GET", "POST"])
+def fork(request, token: str):
+    """Copy a shared conversation or rerank run into the viewer's account, on a connection of the viewer's."""
+    share = get_public_share(token, request.user)
+    if share.kind not in (Share.CONVERSATION, Share.RERANK):
+        raise Http404("Only conversations and rerank runs can be forked.")
+    connections = list(Connection.objects.for_user(request.user))
+    model_id = share.content["model_id"] if share.kind == Share.CONVERSATION else share.content["run"]["model"]
+    having = [c for c in connections if _offers(c, model_id)]
+    initial = {"connection": having[0].pk} if having else {}
+    form = ForkForm(request.POST or None, connections=connections, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        connection = next(c for c in connections if c.pk == form.cleaned_data["connection"])
+        if share.kind == Share.CONVERSATION:
+            copy = fork_conversation(share, request.user, connection, model_id if connection in having else "")
+            target = reverse("chat:conversation", args=[copy.pk])
+        else:
+            copy = fork_run(share, request.user, connection)
+            target = reverse("rerank:detail", args=[copy.pk])
+        if connection not in having:
+            messages.warning(
+                request,
+                f"{model_id} is not offered by {connection.name}: pick one of its models to continue.",
+            )
+        else:
+            messages.success(request, f"Forked into your account, on {connection.name}.")
+        return redirect(target)
+    context = {"share": share, "form": form, "model_id": model_id, "having": having, "connections": connections}
+    return _private(render(request, "sharing/fork.html", context))
+
+
+def _offers(connection: Connection, model_id: str) -> bool:
+    return CatalogModel.objects.for_connection(connection).filter(model_id=model_id).exists()
+
+
+def fork_conversation(share: Share, user, connection: Connection, model_id: str) -> Conversation:
+    content = share.content
+    frozen = {f.key: f for f in share.files.all()}
+    conversation = Conversation.objects.create(
+        owner=user,
+        title=f"{content['title']} (fork)"[:200],
+        system_prompt=content["system_prompt"],
+        connection=connection,
+        model_id=model_id,
+        params=content["params"],
+        context_policy=content["context_policy"],
+    )
+    storage = Attachment._meta.get_field("file").storage
+    for data in content["messages"]:
+        if data["status"] == Message.STREAMING:
+            continue
+        fields = {name: data[name] for name in freezing.MESSAGE_FIELDS}
+        message = Message.objects.create(conversation=conversation, **fields)
+        for item in data["attachments"]:
+            source = frozen.get(item["key"])
+            if source is None or not source.path.exists():
+                continue
+            with source.path.open("rb") as handle:
+                name = storage.save(attachment_name(user.pk, item["name"]), File(handle))
+            Attachment.objects.create(
+                message=message,
+                file=name,
+                kind=item["kind"],
+                content_type=item["content_type"],
+                name=item["name"],
+                size=item["size"],
+            )
+    return conversation
+
+
+def fork_run(share: Share, user, connection: Connection) -> RerankRun:
+    run = share.content["run"]
+    results = [{"index": row["index"], "relevance_score": row["score"]} for row in run["rows"]]
+    return RerankRun.objects.create(
+        owner=user,
+        connection=connection,
+        model=run["model"],
+        query=run["query"],
+        documents=run["documents"],
+        params=run["params"],
+        results=results,
+        meta={"tokens": run["tokens"], "billed_units": run["billed_units"]},
+        trace_id=run["trace_id"],
+    )
