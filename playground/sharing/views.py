@@ -178,6 +178,7 @@ def view(request, token: str):
     if share.kind == Share.CONVERSATION and share.live:
         # A live link shows the conversation as it is now; files added after the last update are not served.
         conversation = share.conversation
+        share.title = conversation.display_title
         content = {**content, "messages": freezing.conversation_messages(conversation)}
         content["last_message"] = content["messages"][-1]["id"] if content["messages"] else 0
     if share.kind == Share.CONVERSATION:
