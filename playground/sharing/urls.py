@@ -7,10 +7,10 @@ app_name = "sharing"
 
 urlpatterns = [
     path("shared/", views.index, name="index"),
+    path("shared/watching/<int:pk>/", views.watchers, name="watching"),
     path("shared/<str:kind>/<int:pk>/", views.source, name="source"),
     path("shared/links/<int:pk>/update/", views.update, name="update"),
     path("shared/links/<int:pk>/revoke/", views.revoke, name="revoke"),
-    path("shared/watching/<int:pk>/", views.watchers, name="watching"),
     re_path(rf"^s/(?P<token>{TOKEN_PATTERN})/?$", views.view, name="view"),
     re_path(rf"^s/(?P<token>{TOKEN_PATTERN})/files/(?P<key>[a-z0-9-]{{1,64}})$", views.shared_file, name="file"),
     re_path(rf"^s/(?P<token>{TOKEN_PATTERN})/fork/$", views.fork, name="fork"),
