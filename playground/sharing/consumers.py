@@ -84,10 +84,13 @@ class ShareConsumer(AsyncJsonWebsocketConsumer):
             await self.subscribe(message_id, after)
 
     async def _catch_up(self, upto: int | None = None) -> None:
-        """Send the messages the viewer has not seen (a new turn's question and its answer's placeholder)."""
-        for message_id, html in await database_sync_to_async(live.render_after)(self.share, self.known, upto):
+        """Send the messages the viewer has not seen (a new turn's question and its answer's placeholder), and
+        follow the answers among them that are still streaming."""
+        for message_id, status, html in await database_sync_to_async(live.render_after)(self.share, self.known, upto):
             self.known = max(self.known, message_id)
             await self.send_json({"type": "append", "message_id": message_id, "html": html})
+            if status == Message.STREAMING and message_id not in self.last_seq:
+                await self.subscribe(message_id, 0)
 
     async def subscribe(self, message_id: int, after: int) -> None:
         message = await database_sync_to_async(live.message_for)(self.conversation_id, message_id)
@@ -136,7 +139,6 @@ class ShareConsumer(AsyncJsonWebsocketConsumer):
 
     async def chat_start(self, event):
         await self._catch_up(event["message_id"])
-        await self.subscribe(event["message_id"], 0)
 
     async def chat_delta(self, event):
         message_id = event["message_id"]

@@ -140,7 +140,8 @@ def conversation_messages(conversation: Conversation, messages=None) -> list[dic
 
 
 def conversation_content(conversation: Conversation, files: list) -> dict:
-    rows = list(conversation.messages.prefetch_related("attachments"))
+    # An answer still streaming is left out: a frozen copy would show it "generating" forever.
+    rows = list(conversation.messages.exclude(status=Message.STREAMING).prefetch_related("attachments"))
     messages = conversation_messages(conversation, rows)
     for message in rows:
         for a in message.attachments.all():

@@ -42,19 +42,19 @@ def message_for(conversation_id: int, message_id: int) -> Message | None:
     return Message.objects.filter(pk=message_id, conversation_id=conversation_id).first()
 
 
-def render_after(share: Share, after: int, upto: int | None = None) -> list[tuple[int, str]]:
+def render_after(share: Share, after: int, upto: int | None = None) -> list[tuple[int, str, str]]:
     """The messages after `after` (up to `upto`), rendered as a viewer sees them, with their requests."""
     conversation = share.conversation
     messages = conversation.messages.prefetch_related("attachments")
     messages = list(messages.filter(pk__lte=upto) if upto else messages)
     rows = freeze.conversation_messages(conversation, messages)
     frozen = set(share.files.values_list("key", flat=True))
-    return [(row["id"], render_row(row, frozen, share.token)) for row in rows if row["id"] > after]
+    return [(row["id"], row["status"], render_row(row, frozen, share.token)) for row in rows if row["id"] > after]
 
 
 def render_one(share: Share, message_id: int) -> str:
     rendered = render_after(share, message_id - 1, message_id)
-    return rendered[-1][1] if rendered else ""
+    return rendered[-1][2] if rendered else ""
 
 
 def render_row(row: dict, frozen: set, token: str) -> str:

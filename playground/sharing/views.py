@@ -162,7 +162,8 @@ def _tell_viewers(share_or_group, kind: str) -> None:
 def watchers(request, pk: int):
     conversation = get_conversation(request, pk)
     count = watching(conversation.pk)
-    return render(request, "sharing/_watching.html", {"count": count, "conversation": conversation})
+    context = {"count": count, "conversation": conversation, "poll": True}
+    return render(request, "sharing/_watching.html", context)
 
 
 # ---------------------------------------------------------------- the viewer's side

@@ -28,6 +28,8 @@ def test_a_viewer_follows_a_shared_conversation_live_until_it_is_revoked(open_ch
     viewer_context.set_default_timeout(15_000)
     try:
         viewer = viewer_context.new_page()
+        refused = []
+        viewer.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
         response = viewer.goto(f"/s/{share.token}/")
         assert response.status == 200 and response.headers["referrer-policy"] == "no-referrer"
         viewer.wait_for_function("() => document.getElementById('share-thread').dataset.live === 'open'")
@@ -70,5 +72,6 @@ def test_a_viewer_follows_a_shared_conversation_live_until_it_is_revoked(open_ch
         assert time.monotonic() - started < 5
         viewer.wait_for_function("() => document.getElementById('share-thread').dataset.live === 'closed'")
         assert viewer.reload().status == 404
+        assert refused == []
     finally:
         viewer_context.close()

@@ -46,6 +46,8 @@ def shoot(page, name: str) -> None:
 
 def test_a_shared_rerank_comparison_a_clip_and_a_batch(page, alice, live_server, http_for):
     connection = ensure_local_connection(alice)
+    refused = []
+    page.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
     documents = ["the moon pulls the sea", "bread recipes", "tides follow the moon"]
     base = RerankRun.objects.create(
         owner=alice,
@@ -109,3 +111,4 @@ def test_a_shared_rerank_comparison_a_clip_and_a_batch(page, alice, live_server,
     expect(page.locator(".share-page")).to_contain_text("prompts.jsonl")
     expect(page.locator(".share-page .alert-warn")).to_contain_text("only its status is shared")
     shoot(page, "sharing-batch")
+    assert refused == []

@@ -244,9 +244,7 @@ def test_fork_needs_sign_in(client, make_share, conversation):
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
 
 
-def test_fork_copies_the_conversation_and_its_files_into_the_viewers_account(
-    client, bob, make_share, conversation
-):
+def test_fork_copies_the_conversation_and_its_files_into_the_viewers_account(client, bob, make_share, conversation):
     share = make_share(conversation)
     client.force_login(bob)
     page = client.get(reverse("sharing:fork", args=[share.token])).content.decode()

@@ -26,4 +26,6 @@ def links_note(source) -> str:
 
 @register.inclusion_tag("sharing/_watching.html")
 def watching_badge(conversation) -> dict:
-    return {"conversation": conversation, "count": watching(conversation.pk)}
+    """How many follow this conversation live; polled only while it has a live link."""
+    followed = Share.objects.filter(conversation=conversation, live=True).exists()
+    return {"conversation": conversation, "count": watching(conversation.pk) if followed else 0, "poll": followed}
