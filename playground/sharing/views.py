@@ -15,15 +15,19 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from playground.batches.models import get_batch
 from playground.catalog.models import CatalogModel
+from playground.chat import services as chat_services
 from playground.chat.models import Attachment, Conversation, Message, attachment_name, get_conversation
 from playground.chat.rendering import render_markdown
 from playground.connections.models import Connection
 from playground.rerank.models import RerankRun, get_run
+from playground.rerank.services import request_body as rerank_request
 from playground.sharing import freeze as freezing
+from playground.sharing import snippets as codegen
 from playground.sharing.downloads import ranged_response
 from playground.sharing.forms import ForkForm, ShareForm
 from playground.sharing.models import Share, get_public_share, get_share, watching
 from playground.speech.models import get_clip
+from playground.speech.services import request_body as speech_request
 
 log = logging.getLogger(__name__)
 
@@ -315,3 +319,54 @@ def fork_run(share: Share, user, connection: Connection) -> RerankRun:
         meta={"tokens": run["tokens"], "billed_units": run["billed_units"]},
         trace_id=run["trace_id"],
     )
+
+
+# ---------------------------------------------------------------- view code
+
+
+def _base_url(request, connection) -> str:
+    """The connection's base URL; the Local one as the absolute address this playground is reached at."""
+    if connection is None or connection.is_local:
+        return request.build_absolute_uri("/local/v1")
+    return connection.base_url
+
+
+@require_GET
+def code(request, kind: str, pk: int):
+    item = _source(request, kind, pk)
+    notes = []
+    if kind == Share.CONVERSATION:
+        connection = chat_services.connection_for(item)
+        chat_request = chat_services.preview_request(item, "Your next message")
+        if any(m.attachments.all() for m in item.messages.all()):
+            notes.append("Attachments are shortened here: put each file's whole base64 data in its data URI.")
+        snippets = codegen.chat(_base_url(request, connection), chat_request.body)
+    elif kind == Share.RERANK:
+        body = rerank_request(model=item.model, query=item.query, documents=item.documents, params=item.params)
+        snippets = codegen.rerank(_base_url(request, item.connection), body)
+    elif kind == Share.SPEECH:
+        snippets = codegen.speech(_base_url(request, item.connection), speech_request(item))
+    else:
+        snippets = codegen.batch(
+            _base_url(request, item.connection),
+            filename=item.input_filename or "requests.jsonl",
+            metadata=item.metadata,
+            completion_window=str(item.data.get("completion_window") or "24h"),
+        )
+        notes.append(f"Run it beside {item.input_filename or 'requests.jsonl'} (the batch's input file).")
+    context = {"title": freezing.title_of(item), "snippets": snippets, "notes": notes, "back": _source_url(kind, pk)}
+    return render(request, "sharing/code.html", context)
+
+
+@require_GET
+def voice_code(request):
+    connections = list(Connection.objects.for_user(request.user))
+    chosen = next((c for c in connections if str(c.pk) == request.GET.get("connection")), None)
+    connection = chosen or (connections[0] if connections else None)
+    model = request.GET.get("model") or "local/tts"
+    snippets = codegen.voice_upload(
+        _base_url(request, connection), model=model[:200], custom_name="myvoice", text="The words spoken in voice.wav."
+    )
+    notes = ["Run it beside voice.wav, a short recording of the voice, and put its transcript in text."]
+    context = {"title": "Upload a voice", "snippets": snippets, "notes": notes, "back": reverse("speech:voices")}
+    return render(request, "sharing/code.html", context)
