@@ -68,21 +68,19 @@ def _curl_json(url: str, body: dict, *, stream: bool = False, output: str = "") 
     )
 
 
-JS_HEAD = (
-    "const response = await fetch({url}, {{\n"
-    '  method: "POST",\n'
-    "  headers: {{\n"
-    f"    Authorization: `Bearer ${{process.env.{KEY_VARIABLE}}}`,\n"
-    '    "Content-Type": "application/json",\n'
-    "  }},\n"
-    "  body: JSON.stringify({body}),\n"
-    "}});\n"
-    "if (!response.ok) throw new Error(`${{response.status}} ${{await response.text()}}`);\n"
-)
+AUTH_JS = f"Authorization: `Bearer ${{process.env.{KEY_VARIABLE}}}`"
 
 
 def _js(url: str, body: dict) -> str:
-    return JS_HEAD.format(url=json.dumps(url), body=_json(body).replace("\n", "\n  "))
+    payload = _json(body).replace("\n", "\n  ")
+    return (
+        f"const response = await fetch({json.dumps(url)}, {{\n"
+        '  method: "POST",\n'
+        f'  headers: {{ {AUTH_JS}, "Content-Type": "application/json" }},\n'
+        f"  body: JSON.stringify({payload}),\n"
+        "});\n"
+        "if (!response.ok) throw new Error(`${response.status} ${await response.text()}`);\n"
+    )
 
 
 # ---------------------------------------------------------------- chat
@@ -221,7 +219,7 @@ def voice_upload(base_url: str, *, model: str, custom_name: str, text: str, file
         + f'form.append("file", new Blob([await readFile({json.dumps(filename)})]), {json.dumps(filename)});\n'
         f"const response = await fetch({json.dumps(url)}, {{\n"
         '  method: "POST",\n'
-        f"  headers: {{ Authorization: `Bearer ${{process.env.{KEY_VARIABLE}}}` }},\n"
+        f"  headers: {{ {AUTH_JS} }},\n"
         "  body: form,\n"
         "});\n"
         "if (!response.ok) throw new Error(`${response.status} ${await response.text()}`);\n"
@@ -263,7 +261,7 @@ def batch(base_url: str, *, filename: str, metadata: dict, completion_window: st
     )
     js = (
         'import { readFile } from "node:fs/promises";\n\n'
-        f"const auth = {{ Authorization: `Bearer ${{process.env.{KEY_VARIABLE}}}` }};\n"
+        f"const auth = {{ {AUTH_JS} }};\n"
         "const form = new FormData();\n"
         'form.append("purpose", "batch");\n'
         f'form.append("file", new Blob([await readFile({json.dumps(filename)})]), {json.dumps(filename)});\n'
