@@ -6,11 +6,12 @@ from channels.layers import get_channel_layer
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
 from django.core.files.base import File
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from playground.batches.models import get_batch
@@ -23,8 +24,9 @@ from playground.rerank.models import RerankRun, get_run
 from playground.rerank.services import request_body as rerank_request
 from playground.sharing import freeze as freezing
 from playground.sharing import snippets as codegen
+from playground.sharing import transfer
 from playground.sharing.downloads import ranged_response
-from playground.sharing.forms import ForkForm, ShareForm
+from playground.sharing.forms import ForkForm, ImportForm, ShareForm
 from playground.sharing.models import Share, get_public_share, get_share, watching
 from playground.speech.models import get_clip
 from playground.speech.services import request_body as speech_request
@@ -88,7 +90,7 @@ def index(request):
 def source(request, kind: str, pk: int):
     """The links of one conversation, run, clip or batch, and the form that makes a new one."""
     item = _source(request, kind, pk)
-    form = ShareForm(request.POST or None)
+    form = ShareForm(request.POST if request.method == "POST" else None)
     error = ""
     if request.method == "POST" and form.is_valid():
         share = Share(owner=request.user, kind=kind, title=freezing.title_of(item)[:200])
@@ -245,7 +247,7 @@ def fork(request, token: str):
     model_id = share.content["model_id"] if share.kind == Share.CONVERSATION else share.content["run"]["model"]
     having = [c for c in connections if _offers(c, model_id)]
     initial = {"connection": having[0].pk} if having else {}
-    form = ForkForm(request.POST or None, connections=connections, initial=initial)
+    form = ForkForm(request.POST if request.method == "POST" else None, connections=connections, initial=initial)
     if request.method == "POST" and form.is_valid():
         connection = next(c for c in connections if c.pk == form.cleaned_data["connection"])
         if share.kind == Share.CONVERSATION:
@@ -370,3 +372,43 @@ def voice_code(request):
     notes = ["Run it beside voice.wav, a short recording of the voice, and put its transcript in text."]
     context = {"title": "Upload a voice", "snippets": snippets, "notes": notes, "back": reverse("speech:voices")}
     return render(request, "sharing/code.html", context)
+
+
+# ---------------------------------------------------------------- export and import
+
+
+@require_GET
+def export(request, pk: int, fmt: str):
+    conversation = get_conversation(request, pk)
+    name = slugify(conversation.display_title)[:60] or f"conversation-{pk}"
+    if fmt == "json":
+        body = json.dumps(transfer.export_json(conversation), ensure_ascii=False, indent=2)
+        response = HttpResponse(body, content_type="application/json; charset=utf-8")
+    elif fmt == "md":
+        response = HttpResponse(transfer.export_markdown(conversation), content_type="text/markdown; charset=utf-8")
+    else:
+        raise Http404("No such format.")
+    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+def import_conversation(request):
+    form = ImportForm(request.POST if request.method == "POST" else None, request.FILES or None)
+    error = ""
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            if upload is not None and upload.size > transfer.MAX_IMPORT_BYTES:
+                raise transfer.ImportError_(f"file: over the limit of {transfer.MAX_IMPORT_MB} MB.")
+            imported = transfer.parse(upload.read() if upload is not None else form.cleaned_data["text"])
+        except transfer.ImportError_ as exc:
+            error = str(exc)
+        else:
+            connections = list(Connection.objects.for_user(request.user))
+            having = [c for c in connections if imported.model and _offers(c, imported.model)]
+            connection = (having or connections or [None])[0]
+            conversation = transfer.create(imported, request.user, connection)
+            messages.success(request, f"Imported “{conversation.display_title}”: {len(imported.messages)} messages.")
+            return redirect("chat:conversation", pk=conversation.pk)
+    return render(request, "sharing/import.html", {"form": form, "error": error})
