@@ -11,6 +11,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_presenter_view_hides_panels_and_answers_to_its_shortcuts(open_chat):
     page = open_chat(params={"temperature": 0.4})
     conversation_url = page.url
+    page.locator(".share-menu > summary").click()
     page.get_by_role("link", name="Present").click()
     expect(page.locator("body.presenter")).to_be_attached()
     page.wait_for_function("() => window.ChatClient !== undefined")

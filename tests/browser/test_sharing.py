@@ -15,7 +15,8 @@ DONE = 60_000
 
 def test_a_viewer_follows_a_shared_conversation_live_until_it_is_revoked(open_chat, browser, live_server):
     page = open_chat()
-    page.get_by_role("link", name="Share").click()
+    page.locator(".share-menu > summary").click()
+    page.get_by_role("link", name="Share link…").click()
     expect(page.get_by_role("heading", name="New link")).to_be_visible()
     page.locator("#id_live").check()
     page.get_by_role("button", name="Create link").click()

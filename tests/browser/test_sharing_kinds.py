@@ -112,3 +112,31 @@ def test_a_shared_rerank_comparison_a_clip_and_a_batch(page, alice, live_server,
     expect(page.locator(".share-page .alert-warn")).to_contain_text("only its status is shared")
     shoot(page, "sharing-batch")
     assert refused == []
+
+
+def test_view_code_export_and_import_pages(open_chat):
+    page = open_chat()
+    page.locator(".share-menu > summary").click()
+    screenshot(page, "sharing-chat-menu-1280")
+    page.set_viewport_size({"width": 390, "height": 844})
+    expect(page.locator(".share-menu > summary")).to_be_visible()
+    page.set_viewport_size({"width": 1280, "height": 860})
+    page.get_by_role("link", name="View code").click()
+    expect(page.get_by_role("tab", name="curl", exact=True)).to_have_attribute("aria-selected", "true")
+    page.get_by_role("tab", name="Python (streaming)").click()
+    panel = page.get_by_role("tabpanel")
+    expect(panel).to_contain_text("client.chat.completions.create(")
+    expect(panel).to_contain_text("stream=True")
+    shoot(page, "sharing-code")
+
+    page.goto("/import/")
+    page.get_by_label("Or paste JSON").fill(
+        '[{"role": "user", "content": "Hello from elsewhere"}, {"role": "assistant"}]'
+    )
+    page.get_by_role("button", name="Import").click()
+    expect(page.locator("#thread")).to_contain_text("Hello from elsewhere")
+    page.goto("/import/")
+    page.get_by_label("Or paste JSON").fill('[{"role": "robot", "content": "x"}]')
+    page.get_by_role("button", name="Import").click()
+    expect(page.get_by_role("alert")).to_contain_text("messages[0].role: must be one of")
+    shoot(page, "sharing-import")
