@@ -1,9 +1,12 @@
 """Share links: a token that shows a frozen copy of one conversation, rerank run, speech clip or batch."""
 
+import logging
 import secrets
 from datetime import timedelta
 from pathlib import Path
 
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import models, transaction
 from django.db.models.signals import post_delete
@@ -11,6 +14,8 @@ from django.dispatch import receiver
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
+
+log = logging.getLogger(__name__)
 
 # 24 random bytes: 192 bits, 32 URL-safe characters.
 TOKEN_BYTES = 24
@@ -142,6 +147,23 @@ class SharedFile(models.Model):
     @property
     def path(self) -> Path:
         return Path(settings.MEDIA_ROOT) / self.file
+
+
+def tell_viewers(group: str, kind: str) -> None:
+    """Live viewers on any process hear it through the channel layer (a revoke closes their sockets)."""
+    try:
+        async_to_sync(get_channel_layer().group_send)(group, {"type": kind})
+    except Exception:
+        # The link is gone from the database already; a socket still open is closed by its next heartbeat.
+        log.warning("Could not tell the viewers of %s", group, exc_info=True)
+
+
+@receiver(post_delete, sender=Share)
+def close_live_viewers(sender, instance: Share, **kwargs) -> None:
+    """Revoked, or deleted with its source: its live viewers' sockets close as soon as the delete commits."""
+    if instance.live:
+        group = instance.group
+        transaction.on_commit(lambda: tell_viewers(group, "share.revoked"))
 
 
 @receiver(post_delete, sender=SharedFile)

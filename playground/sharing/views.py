@@ -1,8 +1,5 @@
 import json
-import logging
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
 from django.core.files.base import File
@@ -27,11 +24,9 @@ from playground.sharing import snippets as codegen
 from playground.sharing import transfer
 from playground.sharing.downloads import ranged_response
 from playground.sharing.forms import ForkForm, ImportForm, ShareForm
-from playground.sharing.models import Share, get_public_share, get_share, watching
+from playground.sharing.models import Share, get_public_share, get_share, tell_viewers, watching
 from playground.speech.models import get_clip
 from playground.speech.services import request_body as speech_request
-
-log = logging.getLogger(__name__)
 
 SOURCES = {
     Share.CONVERSATION: get_conversation,
@@ -138,7 +133,7 @@ def update(request, pk: int):
     except freezing.NotShareable as exc:
         messages.error(request, str(exc))
     else:
-        _tell_viewers(share, "share.updated")
+        tell_viewers(share.group, "share.updated")
         messages.success(request, f"“{share.title}” updated: the link shows the content as it is now.")
     return redirect(_back(request, reverse("sharing:index")))
 
@@ -147,21 +142,9 @@ def update(request, pk: int):
 def revoke(request, pk: int):
     share = get_share(request, pk)
     title = share.title
-    group = share.group
-    share.delete()
-    _tell_viewers(group, "share.revoked")
+    share.delete()  # live viewers are told by the model's post_delete
     messages.success(request, f"Link to “{title}” revoked: it answers 404 from now on.")
     return redirect(_back(request, reverse("sharing:index")))
-
-
-def _tell_viewers(share_or_group, kind: str) -> None:
-    """Live viewers on any process hear it through the channel layer (a revoke closes their sockets)."""
-    group = share_or_group if isinstance(share_or_group, str) else share_or_group.group
-    try:
-        async_to_sync(get_channel_layer().group_send)(group, {"type": kind})
-    except Exception:
-        # The link is gone from the database already; a socket still open is closed by its next heartbeat.
-        log.warning("Could not tell the viewers of %s", group, exc_info=True)
 
 
 @require_GET
