@@ -52,3 +52,16 @@ def test_presenter_view_hides_panels_and_answers_to_its_shortcuts(open_chat):
     page.keyboard.press("Alt+X")
     page.wait_for_url(conversation_url)
     expect(page.locator("body.presenter")).not_to_be_attached()
+
+
+def test_rerank_and_speech_pages_have_a_presenter_view(alice_page):
+    for path in ("/rerank/", "/speech/"):
+        alice_page.goto(path)
+        alice_page.get_by_role("link", name="Present").click()
+        expect(alice_page.locator("body.presenter")).to_be_attached()
+        expect(alice_page.locator(".topbar")).to_be_hidden()
+        size = alice_page.locator("main").evaluate("node => parseFloat(getComputedStyle(node).fontSize)")
+        assert size >= 20, f"{path}: presenter type is {size}px"
+        alice_page.keyboard.press("Alt+X")
+        alice_page.wait_for_url(f"**{path}")
+        expect(alice_page.locator("body.presenter")).not_to_be_attached()
