@@ -1,5 +1,6 @@
 """Websocket routes of every feature app, composed once for asgi.py."""
 
 from playground.chat.routing import websocket_urlpatterns as chat_routes
+from playground.sharing.routing import websocket_urlpatterns as sharing_routes
 
-websocket_urlpatterns = [*chat_routes]
+websocket_urlpatterns = [*chat_routes, *sharing_routes]

@@ -1,0 +1,185 @@
+"""The live-follow websocket of a shared conversation: read-only, under the share's token.
+
+It joins the conversation's group (the owner's generations publish there) with the chat's snapshot + sequence
+replay, renders messages as a viewer sees them, and closes when the link is revoked or expires.
+"""
+
+import asyncio
+import json
+from contextlib import suppress
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from playground.chat import services as chat
+from playground.chat.models import Message
+from playground.sharing import live
+from playground.sharing.models import WATCH_BEAT
+
+GONE = 4404
+
+
+class ShareConsumer(AsyncJsonWebsocketConsumer):
+    groups_joined: tuple = ()
+
+    async def connect(self):
+        self.waiting: dict[int, list[dict]] = {}
+        self.fallbacks: dict[int, asyncio.Task] = {}
+        self.last_seq: dict[int, int] = {}
+        self.known = 0
+        self.beat_task = None
+        token = self.scope["url_route"]["kwargs"]["token"]
+        share = await database_sync_to_async(live.live_share)(token, self.scope.get("user"))
+        if share is None:
+            await self.accept()
+            await self.close(code=GONE)
+            return
+        self.share = share
+        self.conversation_id = share.conversation_id
+        self.groups_joined = (chat.conversation_group(share.conversation_id), share.group)
+        for group in self.groups_joined:
+            await self.channel_layer.group_add(group, self.channel_name)
+        await database_sync_to_async(live.watch)(share, self.channel_name)
+        await self.accept()
+        self.beat_task = asyncio.create_task(self._beat())
+
+    async def disconnect(self, code):
+        for task in [*self.fallbacks.values(), self.beat_task]:
+            if task is not None:
+                task.cancel()
+        for group in self.groups_joined:
+            await self.channel_layer.group_discard(group, self.channel_name)
+        if self.groups_joined:
+            await database_sync_to_async(live.unwatch)(self.channel_name)
+
+    async def _beat(self) -> None:
+        """Keep counting as a watcher, and end the socket of a link that expired meanwhile."""
+        while True:
+            await asyncio.sleep(WATCH_BEAT)
+            if not await database_sync_to_async(live.still_open)(self.share.pk):
+                await self.share_revoked({})
+                return
+            await database_sync_to_async(live.beat)(self.channel_name)
+
+    @classmethod
+    async def decode_json(cls, text_data):
+        with suppress(ValueError):
+            data = json.loads(text_data)
+            return data if isinstance(data, dict) else {}
+        return {}
+
+    async def receive_json(self, content, **kwargs):
+        if not self.groups_joined:
+            return
+        try:
+            after = int(content.get("after") or 0)
+            message_id = int(content.get("message_id") or 0)
+        except (TypeError, ValueError):
+            return
+        if content.get("type") == "since":
+            self.known = max(self.known, after)
+            await self._catch_up()
+        elif content.get("type") == "subscribe" and message_id:
+            self.known = max(self.known, message_id)
+            await self.subscribe(message_id, after)
+
+    async def _catch_up(self, upto: int | None = None) -> None:
+        """Send the messages the viewer has not seen (a new turn's question and its answer's placeholder), and
+        follow the answers among them that are still streaming."""
+        for message_id, status, html in await database_sync_to_async(live.render_after)(self.share, self.known, upto):
+            self.known = max(self.known, message_id)
+            await self.send_json({"type": "append", "message_id": message_id, "html": html})
+            if status == Message.STREAMING and message_id not in self.last_seq:
+                await self.subscribe(message_id, 0)
+
+    async def subscribe(self, message_id: int, after: int) -> None:
+        message = await database_sync_to_async(live.message_for)(self.conversation_id, message_id)
+        if message is None:
+            return
+        if message.status != Message.STREAMING:
+            await self._send_final(message_id)
+            return
+        self.waiting[message_id] = []
+        self.last_seq[message_id] = after
+        await self.channel_layer.group_send(
+            chat.generation_group(message_id),
+            {"type": "generation.snapshot", "message_id": message_id, "reply_to": self.channel_name},
+        )
+        self.fallbacks[message_id] = asyncio.create_task(self._fallback(message_id))
+
+    async def _fallback(self, message_id: int) -> None:
+        """No generator answered in time: it finished or its process died; the database has what was flushed."""
+        await asyncio.sleep(chat.SNAPSHOT_TIMEOUT)
+        self.fallbacks.pop(message_id, None)
+        if message_id not in self.waiting:
+            return
+        message = await database_sync_to_async(live.message_for)(self.conversation_id, message_id)
+        if message is not None and message.status == Message.STREAMING:
+            await self._deliver_snapshot(await chat.snapshot_from_database(message))
+        else:
+            self.waiting.pop(message_id, None)
+            if message is not None:
+                await self._send_final(message_id)
+
+    async def _deliver_snapshot(self, snapshot: dict) -> None:
+        message_id = snapshot["message_id"]
+        held = self.waiting.pop(message_id, [])
+        await self.send_json({**snapshot, "type": "snapshot"})
+        self.last_seq[message_id] = snapshot["seq"]
+        for delta in held:
+            await self.chat_delta(delta)
+
+    async def _send_final(self, message_id: int, event: dict | None = None) -> None:
+        html = await database_sync_to_async(live.render_one)(self.share, message_id)
+        if html:
+            kind = "error" if event and event.get("type") == "chat.error" else "done"
+            await self.send_json({"type": kind, "message_id": message_id, "html": html, **_replaced(event)})
+
+    # -- events from the channel layer
+
+    async def chat_start(self, event):
+        await self._catch_up(event["message_id"])
+
+    async def chat_delta(self, event):
+        message_id = event["message_id"]
+        if message_id in self.waiting:
+            self.waiting[message_id].append(event)
+            return
+        if message_id not in self.last_seq or event["seq"] <= self.last_seq[message_id]:
+            return
+        self.last_seq[message_id] = event["seq"]
+        await self.send_json({**event, "type": "delta"})
+
+    async def chat_snapshot(self, event):
+        if event["message_id"] not in self.waiting:
+            return
+        fallback = self.fallbacks.pop(event["message_id"], None)
+        if fallback is not None:
+            fallback.cancel()
+        await self._deliver_snapshot(event)
+
+    async def chat_done(self, event):
+        await self._final(event)
+
+    async def chat_error(self, event):
+        await self._final(event)
+
+    async def _final(self, event) -> None:
+        message_id = event["message_id"]
+        self.waiting.pop(message_id, None)
+        self.last_seq.pop(message_id, None)
+        fallback = self.fallbacks.pop(message_id, None)
+        if fallback is not None:
+            fallback.cancel()
+        await self._send_final(message_id, event)
+
+    async def share_updated(self, event):
+        await self.send_json({"type": "updated"})
+
+    async def share_revoked(self, event):
+        await self.send_json({"type": "revoked"})
+        await self.close(code=GONE)
+
+
+def _replaced(event: dict | None) -> dict:
+    return {"replaced": event["replaced"]} if event and event.get("replaced") else {}

@@ -1,0 +1,32 @@
+from django import forms
+
+from playground.sharing.models import EXPIRY_CHOICES, Share
+
+
+class ShareForm(forms.Form):
+    visibility = forms.ChoiceField(choices=Share.VISIBILITIES, initial=Share.ANYONE, widget=forms.RadioSelect)
+    expiry = forms.ChoiceField(choices=EXPIRY_CHOICES, initial="7d", label="Expires after")
+    live = forms.BooleanField(required=False, label="Live: viewers follow new turns and answers as they stream")
+
+
+class ForkForm(forms.Form):
+    connection = forms.TypedChoiceField(coerce=int, label="Continue with connection")
+
+    def __init__(self, *args, connections=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["connection"].choices = [(c.pk, c.name) for c in connections]
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(required=False, label="A conversation exported as JSON")
+    text = forms.CharField(
+        required=False,
+        label="Or paste JSON: an export, or an OpenAI messages array",
+        widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false", "class": "mono"}),
+    )
+
+    def clean(self):
+        cleaned = super().clean()
+        if not cleaned.get("file") and not (cleaned.get("text") or "").strip():
+            raise forms.ValidationError("file: choose a JSON file, or paste JSON below.")
+        return cleaned

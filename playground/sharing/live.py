@@ -1,0 +1,67 @@
+"""Database and rendering helpers of the live-follow socket (kept out of the consumer, which only relays)."""
+
+import json
+from datetime import timedelta
+
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from playground.chat.models import Message
+from playground.chat.rendering import render_markdown
+from playground.sharing import freeze
+from playground.sharing.models import WATCH_STALE, Share, Watcher
+
+
+def live_share(token: str, user) -> Share | None:
+    """The share a live viewer may follow: a live conversation link, neither revoked nor expired, for this user."""
+    share = Share.objects.filter(token=token, kind=Share.CONVERSATION, live=True).first()
+    if share is None or not share.visible_to(user):
+        return None
+    return share
+
+
+def still_open(share_pk: int) -> bool:
+    share = Share.objects.filter(pk=share_pk).first()
+    return share is not None and not share.expired
+
+
+def watch(share: Share, channel: str) -> None:
+    Watcher.objects.update_or_create(channel=channel, defaults={"share": share, "seen": timezone.now()})
+    Watcher.objects.filter(seen__lt=timezone.now() - timedelta(seconds=WATCH_STALE * 4)).delete()
+
+
+def beat(channel: str) -> None:
+    Watcher.objects.filter(channel=channel).update(seen=timezone.now())
+
+
+def unwatch(channel: str) -> None:
+    Watcher.objects.filter(channel=channel).delete()
+
+
+def message_for(conversation_id: int, message_id: int) -> Message | None:
+    return Message.objects.filter(pk=message_id, conversation_id=conversation_id).first()
+
+
+def render_after(share: Share, after: int, upto: int | None = None) -> list[tuple[int, str, str]]:
+    """The messages after `after` (up to `upto`), rendered as a viewer sees them, with their requests."""
+    conversation = share.conversation
+    messages = conversation.messages.prefetch_related("attachments")
+    messages = list(messages.filter(pk__lte=upto) if upto else messages)
+    rows = freeze.conversation_messages(conversation, messages)
+    frozen = set(share.files.values_list("key", flat=True))
+    return [(row["id"], row["status"], render_row(row, frozen, share.token)) for row in rows if row["id"] > after]
+
+
+def render_one(share: Share, message_id: int) -> str:
+    rendered = render_after(share, message_id - 1, message_id)
+    return rendered[-1][2] if rendered else ""
+
+
+def render_row(row: dict, frozen: set, token: str) -> str:
+    for item in row["attachments"]:
+        item["shared"] = item["key"] in frozen
+    if row.get("request") is not None:
+        row["request_json"] = json.dumps(row["request"], indent=2, ensure_ascii=False)
+    if row["role"] == "assistant":
+        row["html"] = render_markdown(row["content"])
+    return render_to_string("sharing/_message.html", {"message": row, "token": token})

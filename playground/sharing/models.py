@@ -1,0 +1,192 @@
+"""Share links: a token that shows a frozen copy of one conversation, rerank run, speech clip or batch."""
+
+import logging
+import secrets
+from datetime import timedelta
+from pathlib import Path
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.db import models, transaction
+from django.db.models.signals import post_delete
+from django.dispatch import receiver
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+
+log = logging.getLogger(__name__)
+
+# 24 random bytes: 192 bits, 32 URL-safe characters.
+TOKEN_BYTES = 24
+TOKEN_PATTERN = r"[A-Za-z0-9_-]{32}"  # noqa: S105 (a URL pattern, not a secret)
+
+EXPIRIES = [
+    ("1h", "1 hour", timedelta(hours=1)),
+    ("1d", "1 day", timedelta(days=1)),
+    ("7d", "7 days", timedelta(days=7)),
+    ("30d", "30 days", timedelta(days=30)),
+    ("never", "Never", None),
+]
+EXPIRY_CHOICES = [(key, label) for key, label, _ in EXPIRIES]
+EXPIRY_DELTAS = {key: delta for key, _, delta in EXPIRIES}
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+class ShareQuerySet(models.QuerySet):
+    def for_user(self, user):
+        return self.filter(owner=user)
+
+    def for_source(self, source):
+        return self.filter(**{Share.field_for(source): source})
+
+
+class Share(models.Model):
+    CONVERSATION, RERANK, SPEECH, BATCH = "conversation", "rerank", "speech", "batch"
+    KINDS = [(CONVERSATION, "Conversation"), (RERANK, "Rerank run"), (SPEECH, "Speech clip"), (BATCH, "Batch")]
+    ANYONE, SIGNED_IN = "anyone", "signed_in"
+    VISIBILITIES = [(ANYONE, "Anyone with the link"), (SIGNED_IN, "Signed-in users of this playground")]
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="shares")
+    token = models.CharField(max_length=64, unique=True, default=new_token, editable=False)
+    kind = models.CharField(max_length=16, choices=KINDS)
+    # Exactly one source is set; deleting the source deletes its links (and their frozen files).
+    conversation = models.ForeignKey("chat.Conversation", null=True, on_delete=models.CASCADE, related_name="+")
+    rerank_run = models.ForeignKey("rerank.RerankRun", null=True, on_delete=models.CASCADE, related_name="+")
+    speech_clip = models.ForeignKey("speech.SpeechClip", null=True, on_delete=models.CASCADE, related_name="+")
+    batch = models.ForeignKey("batches.Batch", null=True, on_delete=models.CASCADE, related_name="+")
+    title = models.CharField(max_length=200)
+    visibility = models.CharField(max_length=16, choices=VISIBILITIES, default=ANYONE)
+    expires = models.DateTimeField(null=True, blank=True)
+    live = models.BooleanField(default=False, help_text="Viewers follow new turns and answers as they stream.")
+    content = models.JSONField(default=dict)
+    views = models.PositiveIntegerField(default=0)
+    last_viewed = models.DateTimeField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(default=timezone.now)
+
+    objects = ShareQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()}: {self.title}"
+
+    @staticmethod
+    def field_for(source) -> str:
+        return {
+            "Conversation": "conversation",
+            "RerankRun": "rerank_run",
+            "SpeechClip": "speech_clip",
+            "Batch": "batch",
+        }[type(source).__name__]
+
+    @property
+    def source(self):
+        return self.conversation or self.rerank_run or self.speech_clip or self.batch
+
+    @property
+    def group(self) -> str:
+        return f"share.{self.pk}"
+
+    @property
+    def expired(self) -> bool:
+        return self.expires is not None and self.expires <= timezone.now()
+
+    def set_expiry(self, key: str) -> None:
+        delta = EXPIRY_DELTAS[key]
+        self.expires = None if delta is None else timezone.now() + delta
+
+    def visible_to(self, user) -> bool:
+        if self.expired:
+            return False
+        return self.visibility == self.ANYONE or bool(user and user.is_authenticated)
+
+    def count_view(self) -> None:
+        Share.objects.filter(pk=self.pk).update(views=models.F("views") + 1, last_viewed=timezone.now())
+
+
+def get_share(request, pk) -> Share:
+    """The user's share link, or 404 for anyone else's."""
+    return get_object_or_404(Share.objects.for_user(request.user), pk=pk)
+
+
+def get_public_share(token: str, user) -> Share:
+    """The share behind a token as its viewer may see it: 404 when revoked, expired or not for this viewer."""
+    share = Share.objects.filter(token=token).first()
+    if share is None or not share.visible_to(user):
+        raise Http404("No such link.")
+    return share
+
+
+def frozen_name(share_pk: int, suffix: str) -> str:
+    return f"shares/{share_pk}/{secrets.token_hex(16)}{Path(suffix).suffix.lower()[:10]}"
+
+
+class SharedFile(models.Model):
+    """A copy of an attachment or a clip, made when the share was made or updated, served under its token."""
+
+    share = models.ForeignKey(Share, on_delete=models.CASCADE, related_name="files")
+    key = models.CharField(max_length=64, help_text="What the frozen content calls it (e.g. attachment-12).")
+    file = models.CharField(max_length=300, help_text="Path under MEDIA_ROOT.")
+    name = models.CharField(max_length=255)
+    content_type = models.CharField(max_length=100)
+    size = models.PositiveBigIntegerField()
+
+    class Meta:
+        ordering = ["pk"]
+        constraints = [models.UniqueConstraint(fields=["share", "key"], name="shared_file_key")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def path(self) -> Path:
+        return Path(settings.MEDIA_ROOT) / self.file
+
+
+def tell_viewers(group: str, kind: str) -> None:
+    """Live viewers on any process hear it through the channel layer (a revoke closes their sockets)."""
+    try:
+        async_to_sync(get_channel_layer().group_send)(group, {"type": kind})
+    except Exception:
+        # The link is gone from the database already; a socket still open is closed by its next heartbeat.
+        log.warning("Could not tell the viewers of %s", group, exc_info=True)
+
+
+@receiver(post_delete, sender=Share)
+def close_live_viewers(sender, instance: Share, **kwargs) -> None:
+    """Revoked, or deleted with its source: its live viewers' sockets close as soon as the delete commits."""
+    if instance.live:
+        group = instance.group
+        transaction.on_commit(lambda: tell_viewers(group, "share.revoked"))
+
+
+@receiver(post_delete, sender=SharedFile)
+def delete_frozen_file(sender, instance: SharedFile, **kwargs) -> None:
+    path = instance.path
+    transaction.on_commit(lambda: path.unlink(missing_ok=True))
+
+
+class Watcher(models.Model):
+    """An open live-follow socket; stale rows (their process died) stop counting after WATCH_STALE seconds."""
+
+    share = models.ForeignKey(Share, on_delete=models.CASCADE, related_name="watchers")
+    channel = models.CharField(max_length=200, unique=True)
+    seen = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return self.channel
+
+
+WATCH_BEAT = 15
+WATCH_STALE = 45
+
+
+def watching(conversation_id: int) -> int:
+    cutoff = timezone.now() - timedelta(seconds=WATCH_STALE)
+    return Watcher.objects.filter(share__conversation_id=conversation_id, seen__gte=cutoff).count()

@@ -1,0 +1,67 @@
+"""Small hooks other apps' templates use: a Share button, the delete confirmation's list of links, "N watching"."""
+
+from django import template
+from django.templatetags.static import static
+from django.urls import reverse
+from django.utils.html import format_html
+
+from playground.sharing.models import Share, watching
+
+register = template.Library()
+
+
+@register.simple_tag
+def share_url(source) -> str:
+    kind = {"Conversation": "conversation", "RerankRun": "rerank", "SpeechClip": "speech", "Batch": "batch"}
+    return reverse("sharing:source", args=[kind[type(source).__name__], source.pk])
+
+
+@register.simple_tag
+def links_note(source) -> str:
+    """What a delete also deletes: this source's share links, named (for a data-confirm text)."""
+    shares = list(Share.objects.for_source(source).only("title", "token", "visibility", "views"))
+    if not shares:
+        return ""
+    names = "\n".join(f"· /s/{s.token[:8]}… ({s.get_visibility_display().lower()}, {s.views} views)" for s in shares)
+    return f"\n\nIts {len(shares)} share link{'s' * (len(shares) != 1)} will stop working:\n{names}"
+
+
+@register.inclusion_tag("sharing/_watching.html")
+def watching_badge(conversation) -> dict:
+    """How many follow this conversation live; polled only while it has a live link."""
+    followed = Share.objects.filter(conversation=conversation, live=True).exists()
+    return {"conversation": conversation, "count": watching(conversation.pk) if followed else 0, "poll": followed}
+
+
+# ---------------------------------------------------------------- presenter view
+
+
+@register.simple_tag(takes_context=True)
+def presenter_assets(context) -> str:
+    """The presenter view's stylesheet and keyboard shortcuts (they act only on a page in presenter mode)."""
+    return format_html(
+        '<link rel="stylesheet" href="{}"><script src="{}" defer></script>',
+        static("css/presenter.css"),
+        static("js/presenter.js"),
+    )
+
+
+@register.simple_tag(takes_context=True)
+def present_link(context, size: str = "") -> str:
+    request = context["request"]
+    query = request.GET.copy()
+    presenting = bool(query.pop("present", None))
+    if not presenting:
+        query["present"] = "1"
+    href = f"{request.path}?{query.urlencode()}" if query else request.path
+    label = "Exit presenter" if presenting else "Present"
+    title = "Back to the normal view (Alt+X)" if presenting else "Full width, large type, for a projector"
+    return format_html(
+        '<a class="btn {} present-link" href="{}" title="{}" data-present-link>{}</a>', size, href, title, label
+    )
+
+
+@register.inclusion_tag("sharing/_presenter_strip.html")
+def presenter_strip(conversation) -> dict:
+    params = {k: v for k, v in (conversation.params or {}).items() if k not in ("tools",) and v not in ("", None)}
+    return {"conversation": conversation, "params": params}
