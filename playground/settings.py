@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "playground.rerank",
     "playground.speech",
     "playground.batches",
+    "playground.evaluate",
 ]
 
 MIDDLEWARE = [
