@@ -6,108 +6,170 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('batches', '0001_initial'),
-        ('connections', '0003_merge_20261123_1308'),
+        ("batches", "0001_initial"),
+        ("connections", "0003_merge_20261123_1308"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Evaluation',
+            name="Evaluation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('title', models.CharField(max_length=100)),
-                ('columns', models.JSONField(blank=True, default=list)),
-                ('batch_map', models.JSONField(blank=True, default=dict)),
-                ('batch_joined', models.BooleanField(default=False)),
-                ('stop_requested', models.BooleanField(default=False)),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('updated', models.DateTimeField(auto_now=True)),
-                ('batch', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='batches.batch')),
-                ('connection', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='evaluations', to='connections.connection')),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='evaluations', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("title", models.CharField(max_length=100)),
+                ("columns", models.JSONField(blank=True, default=list)),
+                ("batch_map", models.JSONField(blank=True, default=dict)),
+                ("batch_joined", models.BooleanField(default=False)),
+                ("stop_requested", models.BooleanField(default=False)),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                ("updated", models.DateTimeField(auto_now=True)),
+                (
+                    "batch",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="batches.batch",
+                    ),
+                ),
+                (
+                    "connection",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="evaluations",
+                        to="connections.connection",
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="evaluations",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-updated', '-pk'],
+                "ordering": ["-updated", "-pk"],
             },
         ),
         migrations.CreateModel(
-            name='PromptVersion',
+            name="PromptVersion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveIntegerField()),
-                ('system', models.TextField(blank=True)),
-                ('user', models.TextField(blank=True)),
-                ('created', models.DateTimeField(auto_now_add=True)),
-                ('evaluation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='prompts', to='evaluate.evaluation')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("number", models.PositiveIntegerField()),
+                ("system", models.TextField(blank=True)),
+                ("user", models.TextField(blank=True)),
+                ("created", models.DateTimeField(auto_now_add=True)),
+                (
+                    "evaluation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="prompts", to="evaluate.evaluation"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['number'],
+                "ordering": ["number"],
             },
         ),
         migrations.CreateModel(
-            name='TestCase',
+            name="TestCase",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField()),
-                ('values', models.JSONField(blank=True, default=dict)),
-                ('expected', models.TextField(blank=True)),
-                ('evaluation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='cases', to='evaluate.evaluation')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("position", models.PositiveIntegerField()),
+                ("values", models.JSONField(blank=True, default=dict)),
+                ("expected", models.TextField(blank=True)),
+                (
+                    "evaluation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="cases", to="evaluate.evaluation"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['position', 'pk'],
+                "ordering": ["position", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='Variant',
+            name="Variant",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField()),
-                ('model', models.CharField(max_length=200)),
-                ('params', models.JSONField(blank=True, default=dict)),
-                ('graders', models.JSONField(blank=True, default=dict)),
-                ('evaluation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='variants', to='evaluate.evaluation')),
-                ('prompt', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='evaluate.promptversion')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("position", models.PositiveIntegerField()),
+                ("model", models.CharField(max_length=200)),
+                ("params", models.JSONField(blank=True, default=dict)),
+                ("graders", models.JSONField(blank=True, default=dict)),
+                (
+                    "evaluation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="variants", to="evaluate.evaluation"
+                    ),
+                ),
+                (
+                    "prompt",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="evaluate.promptversion",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['position', 'pk'],
+                "ordering": ["position", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='Cell',
+            name="Cell",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(default='empty', max_length=16)),
-                ('source', models.CharField(blank=True, max_length=8)),
-                ('output', models.TextField(blank=True)),
-                ('error', models.TextField(blank=True)),
-                ('prompt_tokens', models.PositiveIntegerField(null=True)),
-                ('completion_tokens', models.PositiveIntegerField(null=True)),
-                ('ttft_ms', models.PositiveIntegerField(null=True)),
-                ('latency_ms', models.PositiveIntegerField(null=True)),
-                ('grades', models.JSONField(blank=True, default=dict)),
-                ('thumb', models.SmallIntegerField(null=True)),
-                ('note', models.CharField(blank=True, max_length=500)),
-                ('heartbeat', models.DateTimeField(null=True)),
-                ('runs', models.PositiveIntegerField(default=0)),
-                ('evaluation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='cells', to='evaluate.evaluation')),
-                ('case', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='cells', to='evaluate.testcase')),
-                ('variant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='cells', to='evaluate.variant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("status", models.CharField(default="empty", max_length=16)),
+                ("source", models.CharField(blank=True, max_length=8)),
+                ("output", models.TextField(blank=True)),
+                ("error", models.TextField(blank=True)),
+                ("prompt_tokens", models.PositiveIntegerField(null=True)),
+                ("completion_tokens", models.PositiveIntegerField(null=True)),
+                ("ttft_ms", models.PositiveIntegerField(null=True)),
+                ("latency_ms", models.PositiveIntegerField(null=True)),
+                ("grades", models.JSONField(blank=True, default=dict)),
+                ("thumb", models.SmallIntegerField(null=True)),
+                ("note", models.CharField(blank=True, max_length=500)),
+                ("heartbeat", models.DateTimeField(null=True)),
+                ("runs", models.PositiveIntegerField(default=0)),
+                (
+                    "evaluation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="cells", to="evaluate.evaluation"
+                    ),
+                ),
+                (
+                    "case",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="cells", to="evaluate.testcase"
+                    ),
+                ),
+                (
+                    "variant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="cells", to="evaluate.variant"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['case__position', 'variant__position'],
+                "ordering": ["case__position", "variant__position"],
             },
         ),
         migrations.AddConstraint(
-            model_name='promptversion',
-            constraint=models.UniqueConstraint(fields=('evaluation', 'number'), name='unique_prompt_version'),
+            model_name="promptversion",
+            constraint=models.UniqueConstraint(fields=("evaluation", "number"), name="unique_prompt_version"),
         ),
         migrations.AddConstraint(
-            model_name='cell',
-            constraint=models.UniqueConstraint(fields=('case', 'variant'), name='unique_cell'),
+            model_name="cell",
+            constraint=models.UniqueConstraint(fields=("case", "variant"), name="unique_cell"),
         ),
     ]
