@@ -256,11 +256,17 @@ def submit_batch(request, pk):
     return _back(evaluation, "batch")
 
 
+def _with_batch(request, pk) -> Evaluation:
+    """The user's evaluation with its batch and the batch's connection loaded (the async services read them)."""
+    evaluation = get_evaluation(request, pk)
+    if evaluation.batch is None or evaluation.batch.connection is None:
+        raise Http404("This evaluation has no batch.")
+    return evaluation
+
+
 @require_GET
 def batch_status(request, pk):
-    evaluation = get_evaluation(request, pk)
-    if evaluation.batch is None:
-        raise Http404("This evaluation has no batch.")
+    evaluation = _with_batch(request, pk)
     error = None
     try:
         async_to_sync(batch_run.refresh)(evaluation)
@@ -277,9 +283,7 @@ def batch_status(request, pk):
 
 @require_POST
 def cancel_batch(request, pk):
-    evaluation = get_evaluation(request, pk)
-    if evaluation.batch is None:
-        raise Http404("This evaluation has no batch.")
+    evaluation = _with_batch(request, pk)
     try:
         async_to_sync(batch_run.cancel)(evaluation)
     except UpstreamError as exc:
