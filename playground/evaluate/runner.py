@@ -3,6 +3,7 @@ evaluation (playground/lib/detached.py). Every path ends each cell with what it 
 the partial answer of a stopped or interrupted run."""
 
 import asyncio
+import logging
 import time
 
 from asgiref.sync import sync_to_async
@@ -16,6 +17,8 @@ from playground.evaluate.models import Cell, Evaluation
 from playground.lib import detached
 from playground.upstream import client
 from playground.upstream.errors import UpstreamError
+
+log = logging.getLogger(__name__)
 
 KIND = "evaluate"  # keyed by evaluation pk
 FRAME = 0.1  # deltas within one frame go out as one websocket message
@@ -85,7 +88,12 @@ async def _run(pk: int, cell_ids: list[int], concurrency: int) -> None:
 
     async def one(cell_id: int) -> None:
         async with semaphore:
-            await _cell(evaluation, cell_id)
+            try:
+                await _cell(evaluation, cell_id)
+            except Exception:
+                # One broken cell must not take the run down: it ends as an error, the others go on.
+                log.exception("evaluation %s: cell %s failed", pk, cell_id)
+                await sync_to_async(_fail)(cell_id)
         if time.monotonic() - state["summary_at"] > SUMMARY_EVERY:
             state["summary_at"] = time.monotonic()
             await _send(pk, {"type": "run.summary", "html": await sync_to_async(render_summary)(evaluation)})
@@ -99,6 +107,10 @@ async def _run(pk: int, cell_ids: list[int], concurrency: int) -> None:
             await _send(pk, {"type": "cell.state", "id": cell.pk, "status": cell.status, "html": render_cell(cell)})
         html = await sync_to_async(render_summary)(evaluation)
         await _send(pk, {"type": "run.end", "html": html})
+
+
+def _fail(cell_id: int) -> None:
+    Cell.objects.filter(pk=cell_id).update(status=Cell.ERROR, error="Internal error: see the server log.")
 
 
 def _end_queued(cell_ids: list[int]) -> list[Cell]:

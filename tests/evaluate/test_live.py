@@ -144,3 +144,20 @@ async def test_another_users_websocket_is_closed(live_server, alice, bob, catalo
     await ws.connect()
     assert (await ws.receive_output(timeout=5))["code"] == 4404
     await ws.disconnect()
+
+
+def test_cells_a_dead_process_left_running_are_ended_with_what_they_had(alice, catalog):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    evaluation = make_evaluation(alice, rows=2)
+    old = timezone.now() - timedelta(minutes=5)
+    first, second = Cell.objects.filter(evaluation=evaluation).order_by("case__position")
+    Cell.objects.filter(pk=first.pk).update(status=Cell.RUNNING, output="half an ans", heartbeat=old)
+    Cell.objects.filter(pk=second.pk).update(status=Cell.QUEUED, heartbeat=old)
+    # A run of this process (in `live`) is not swept; a stale one of nobody's is.
+    assert runner.sweep(timezone.now() - timedelta(seconds=30), [evaluation.pk]) == 0
+    assert runner.sweep(timezone.now() - timedelta(seconds=30), []) == 2
+    first.refresh_from_db()
+    assert first.status == Cell.STOPPED and first.output == "half an ans" and first.error == runner.INTERRUPTED
