@@ -105,7 +105,8 @@ def save_typed_cases(evaluation: Evaluation, data) -> list[str]:
     """The table as typed: fields `case-<pk>-<column>` and `case-<pk>-expected`. Returns errors (nothing saved)."""
     cases = list(evaluation.cases.all())
     errors = []
-    for number, case in enumerate(cases, start=1):
+    for case in cases:
+        number = case.position + 1
         for column in [*evaluation.columns, "expected"]:
             value = data.get(f"case-{case.pk}-{column}")
             if value is not None and len(value) > MAX_VALUE:
@@ -271,12 +272,13 @@ def summaries(variants: list[Variant], cells: list[Cell]) -> list[Summary]:
     return result
 
 
-def grid(evaluation: Evaluation) -> tuple[list[Variant], list[tuple[TestCase, list[Cell]]], list[Cell]]:
+def grid(evaluation: Evaluation, cases=None) -> tuple[list[Variant], list[tuple[TestCase, list[Cell]]], list[Cell]]:
+    """The variants, the rows of `cases` (default: all) with their cells in variant order, and every cell."""
     variants = list(evaluation.variants.select_related("prompt"))
     cells = list(evaluation.cells.all())
     index = {(c.case_id, c.variant_id): c for c in cells}
     rows = []
-    for case in evaluation.cases.all():
+    for case in evaluation.cases.all() if cases is None else cases:
         rows.append((case, [index.get((case.pk, v.pk)) for v in variants]))
     return variants, rows, cells
 

@@ -2,6 +2,7 @@ import re
 
 from asgiref.sync import async_to_sync
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -23,6 +24,8 @@ from playground.evaluate.forms import (
 )
 from playground.evaluate.models import MAX_CASES, MAX_VARIANTS, Evaluation, get_evaluation
 from playground.upstream.errors import UpstreamError
+
+ROWS_PER_PAGE = 50
 
 
 def _back(evaluation: Evaluation, anchor: str = ""):
@@ -71,7 +74,10 @@ def _variant_panels(evaluation, variants, models, posted=None):
 
 def _page(request, evaluation, *, prompt_form=None, import_errors=None, posted=None, status=200, **extra):
     latest = evaluation.latest_prompt()
-    variants, rows, cells = services.grid(evaluation)
+    # Django renders ~4,000 cells in seconds: the grid and the table show one page of rows at a time.
+    pages = Paginator(evaluation.cases.all(), ROWS_PER_PAGE)
+    page = pages.get_page(request.GET.get("page"))
+    variants, rows, cells = services.grid(evaluation, page.object_list)
     models = chat_models(evaluation.connection)
     prompt_form = prompt_form or PromptForm(initial={"system": latest.system, "user": latest.user} if latest else {})
     system = prompt_form["system"].value() or ""
@@ -91,6 +97,8 @@ def _page(request, evaluation, *, prompt_form=None, import_errors=None, posted=N
         "variants": variants,
         "panels": _variant_panels(evaluation, variants, models, posted),
         "rows": rows,
+        "page": page,
+        "row_count": pages.count,
         "summaries": services.summaries(variants, cells),
         "import_form": ImportForm(),
         "import_errors": import_errors,
