@@ -6,6 +6,7 @@
   if (!root) { return; }
   var TOKEN = /\\\{\{|\{\{\s*([A-Za-z_][A-Za-z0-9_]{0,63})\s*\}\}/g;
   var columns = (root.dataset.columns || "").split(",").filter(Boolean);
+  var empty = (root.dataset.empty || "").split(",").filter(Boolean);  // columns some rows leave empty
 
   // -- templates: highlight {{variables}}, list them, flag the ones no column fills
 
@@ -46,7 +47,11 @@
       var item = document.createElement("li");
       item.dataset.variable = name;
       item.textContent = name;
-      if (columns.indexOf(name) < 0) { item.classList.add("is-missing"); item.textContent = name + " · no column (added on save)"; }
+      if (columns.indexOf(name) < 0) {
+        item.classList.add("is-missing"); item.textContent = name + " · no column (added on save)";
+      } else if (empty.indexOf(name) >= 0) {
+        item.classList.add("is-missing"); item.textContent = name + " · empty in some rows";
+      }
       list.appendChild(item);
     });
   }

@@ -81,6 +81,8 @@ def test_import_twenty_rows_run_two_variants_live_grade_and_export(alice_page, a
 
     page.locator("#grid").scroll_into_view_if_needed()
     screenshot(page, "evaluate-grid-1280")
+    page.locator("#variants").scroll_into_view_if_needed()
+    screenshot(page, "evaluate-variants-1280")
     page.evaluate("window.scrollTo(0, 0)")
     screenshot(page, "evaluate-top-1280")
     page.set_viewport_size({"width": 390, "height": 844})
@@ -88,6 +90,8 @@ def test_import_twenty_rows_run_two_variants_live_grade_and_export(alice_page, a
     screenshot(page, "evaluate-top-390")
     page.locator("#grid").scroll_into_view_if_needed()
     screenshot(page, "evaluate-grid-390")
+    page.locator("#run").scroll_into_view_if_needed()
+    screenshot(page, "evaluate-run-390")
     overflow = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
     wide = page.evaluate(
         "() => Array.from(document.querySelectorAll('body *')).filter(e => !e.closest('.table-scroll') && e.getBoundingClientRect().right > "

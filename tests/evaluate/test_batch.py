@@ -76,6 +76,7 @@ def test_a_batch_can_be_cancelled(alice_http, alice, catalog):
 
 def test_a_provider_without_file_upload_is_told_so_in_words(alice_http, alice, live_server, catalog):
     evaluation = make_evaluation(alice, rows=2, user=SAY)
+    Cell.objects.filter(evaluation=evaluation, case__position=0).update(status=Cell.DONE, output="kept")
     connection = Connection(owner=alice, name="No files", base_url=f"{live_server.url}/nofiles/v1")
     connection.set_key("sk-anything")
     connection.save()
@@ -86,6 +87,7 @@ def test_a_provider_without_file_upload_is_told_so_in_words(alice_http, alice, l
     assert "POST /files answered 404, so the grid cannot run as a batch on this connection." in page.text
     evaluation.refresh_from_db()
     assert evaluation.batch is None
+    assert Cell.objects.get(evaluation=evaluation, case__position=0).output == "kept"  # nothing run is lost
 
 
 def test_cells_that_cannot_be_sent_stop_the_batch_before_anything_is_uploaded(alice_http, alice, catalog):
