@@ -1,6 +1,7 @@
 """Websocket routes of every feature app, composed once for asgi.py."""
 
 from playground.chat.routing import websocket_urlpatterns as chat_routes
+from playground.evaluate.routing import websocket_urlpatterns as evaluate_routes
 from playground.sharing.routing import websocket_urlpatterns as sharing_routes
 
-websocket_urlpatterns = [*chat_routes, *sharing_routes]
+websocket_urlpatterns = [*chat_routes, *sharing_routes, *evaluate_routes]

@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "playground.speech",
     "playground.batches",
     "playground.sharing",
+    "playground.evaluate",
 ]
 
 MIDDLEWARE = [

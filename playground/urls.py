@@ -10,6 +10,7 @@ urlpatterns = [
     path("rerank/", include("playground.rerank.urls")),
     path("speech/", include("playground.speech.urls")),
     path("batches/", include("playground.batches.urls")),
+    path("evaluate/", include("playground.evaluate.urls")),
     path("", include("playground.sharing.urls")),
     path("", include("playground.chat.urls")),
 ]

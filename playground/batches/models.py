@@ -2,6 +2,7 @@ from datetime import UTC, datetime
 
 from django.conf import settings
 from django.db import models
+from django.shortcuts import get_object_or_404
 
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 CANCELLABLE = ("in_queue", "in_progress", "validating")
@@ -128,3 +129,8 @@ class Batch(models.Model):
         if not isinstance(errors, list):
             return []
         return [e.get("message", str(e)) if isinstance(e, dict) else str(e) for e in errors]
+
+
+def get_batch(request, pk) -> Batch:
+    """The user's batch, or 404 for anyone else's."""
+    return get_object_or_404(Batch.objects.for_user(request.user), pk=pk)

@@ -16,18 +16,19 @@ def index(request):
 
 
 @require_http_methods(["GET", "POST"])
-def create(request):
-    form = ConnectionForm(request.POST or None, instance=Connection(owner=request.user))
-    if request.method == "POST" and form.is_valid():
-        connection = form.save()
+async def create(request):
+    user = await request.auser()
+    form = ConnectionForm(request.POST or None, instance=Connection(owner=user))
+    if request.method == "POST" and await sync_to_async(form.is_valid)():
+        connection = await sync_to_async(form.save)()
         # The catalog is what the provider lists: fetch it now rather than leave the pickers empty.
-        listed, ok = async_to_sync(refresh_models)(connection)
+        listed, ok = await refresh_models(connection)
         if ok:
             messages.success(request, f"Connection “{connection.name}” added. {listed}")
         else:
             messages.warning(request, f"Connection “{connection.name}” added. {listed} (Open its Models.)")
         return redirect("connections:index")
-    return render(request, "connections/form.html", {"form": form})
+    return await sync_to_async(render)(request, "connections/form.html", {"form": form})
 
 
 @require_http_methods(["GET", "POST"])

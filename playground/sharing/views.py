@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.text import slugify
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST, require_safe
 
 from playground.batches.models import get_batch
 from playground.catalog.models import CatalogModel
@@ -17,12 +17,12 @@ from playground.chat import services as chat_services
 from playground.chat.models import Attachment, Conversation, Message, attachment_name, get_conversation
 from playground.chat.rendering import render_markdown
 from playground.connections.models import Connection
+from playground.lib import downloads
 from playground.rerank.models import RerankRun, get_run
 from playground.rerank.services import request_body as rerank_request
 from playground.sharing import freeze as freezing
 from playground.sharing import snippets as codegen
 from playground.sharing import transfer
-from playground.sharing.downloads import ranged_response
 from playground.sharing.forms import ForkForm, ImportForm, ShareForm
 from playground.sharing.models import Share, get_public_share, get_share, tell_viewers, watching
 from playground.speech.models import get_clip
@@ -209,14 +209,21 @@ def _description(share: Share, content: dict) -> str:
 
 
 @login_not_required
-@require_GET
+@require_safe
 def shared_file(request, token: str, key: str):
     share = get_public_share(token, request.user)
     item = get_object_or_404(share.files, key=key)
     if not item.path.exists():
         raise Http404("The file is gone.")
     inline = item.content_type.split("/")[0] in ("image", "audio", "video")
-    response = ranged_response(request, item.path, item.content_type, item.name, inline=inline)
+    response = downloads.serve_file(
+        request,
+        lambda: item.path.open("rb"),
+        size=item.path.stat().st_size,
+        content_type=item.content_type,
+        filename=item.name,
+        inline=inline,
+    )
     return _private(response, FILE_POLICY)
 
 

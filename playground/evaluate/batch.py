@@ -1,0 +1,146 @@
+"""The grid as one provider batch (spec 2.6): a JSONL input file, custom_id = row × variant, results joined back."""
+
+import json
+
+from asgiref.sync import sync_to_async
+
+from playground.batches import services as batches
+from playground.batches.models import Batch
+from playground.evaluate import graders, services
+from playground.evaluate.models import Cell, Evaluation
+from playground.upstream import client
+from playground.upstream.errors import UpstreamError
+
+NO_FILES = (404, 405, 501)
+
+
+class BatchRefused(Exception):
+    def __init__(self, shown: dict):
+        super().__init__(shown.get("message", ""))
+        self.shown = shown
+
+
+def custom_id(cell: Cell) -> str:
+    return f"row-{cell.case.position + 1}-variant-{cell.variant.label}"
+
+
+def build(evaluation: Evaluation) -> tuple[bytes, dict, list[str]]:
+    """The input file, the custom_id -> [case, variant] map, and the cells that cannot be sent (with why)."""
+    latest = evaluation.latest_prompt()
+    models = {}
+    lines, mapping, problems = [], {}, []
+    for cell in evaluation.cells.select_related("case", "variant", "variant__prompt").order_by(
+        "case__position", "variant__position"
+    ):
+        variant = cell.variant
+        if variant.model not in models:
+            models[variant.model] = services.catalog_model(evaluation, variant.model)
+        request = services.build_request(cell.case, variant, services.prompt_of(variant, latest), models[variant.model])
+        if request.error:
+            problems.append(request.error)
+            continue
+        cid = custom_id(cell)
+        mapping[cid] = [cell.case_id, cell.variant_id]
+        item = {"custom_id": cid, "method": "POST", "url": batches.ENDPOINT, "body": request.body}
+        lines.append(json.dumps(item, ensure_ascii=False))
+    return ("\n".join(lines) + "\n").encode(), mapping, problems
+
+
+def explain(exc: UpstreamError, *, uploading: bool, mapping: dict) -> dict:
+    shown = batches.explain(exc)
+    if uploading and exc.status in NO_FILES:
+        shown["title"] = "This provider does not take file uploads"
+        shown["message"] = (
+            f"POST /files answered {exc.status}, so the grid cannot run as a batch on this connection. "
+            "Run it live instead, or pick a connection whose provider has the files and batches endpoints."
+        )
+        shown["next_step"] = ""
+    ids = list(mapping)
+    named = []
+    for problem in shown.get("problems", []):
+        number = problem.split(":", 1)[0].removeprefix("line ").strip()
+        if number.isdigit() and 0 < int(number) <= len(ids):
+            named.append(f"{ids[int(number) - 1]} ({problem})")
+        else:
+            named.append(problem)
+    shown["problems"] = named
+    return shown
+
+
+async def submit(evaluation: Evaluation, *, user) -> Batch:
+    """Upload the grid and create the batch. Raises BatchRefused with the reason in words."""
+    content, mapping, problems = await sync_to_async(build)(evaluation)
+    if problems:
+        raise BatchRefused({"title": "Some cells cannot be sent", "message": "", "problems": problems[:20]})
+    connection = evaluation.connection
+    endpoint = await connection.aendpoint()
+    filename = f"evaluation-{evaluation.pk}.jsonl"
+    try:
+        uploaded = await client.file_upload(endpoint, filename=filename, content=content, purpose="batch")
+    except UpstreamError as exc:
+        raise BatchRefused(explain(exc, uploading=True, mapping=mapping)) from None
+    body = {"input_file_id": uploaded.data["id"], "endpoint": batches.ENDPOINT, "completion_window": "24h"}
+    body["metadata"] = {"evaluation": str(evaluation.pk)}
+    try:
+        created = await client.batch_create(endpoint, body)
+    except UpstreamError as exc:
+        raise BatchRefused(explain(exc, uploading=False, mapping=mapping)) from None
+    batch = Batch(
+        owner=user,
+        connection=connection,
+        input_file_id=uploaded.data["id"],
+        input_filename=filename,
+        request_count=len(mapping),
+    )
+    batch.apply(created.data)
+    await batch.asave()
+    evaluation.batch, evaluation.batch_map, evaluation.batch_joined = batch, mapping, False
+    await evaluation.asave(update_fields=["batch", "batch_map", "batch_joined", "updated"])
+    return batch
+
+
+async def refresh(evaluation: Evaluation) -> int:
+    """Follow the batch; once it is over, join its results into the grid (once). Returns the cells filled."""
+    batch = evaluation.batch
+    await batches.refresh(batch)
+    if not batch.is_terminal or evaluation.batch_joined:
+        return 0
+    outcomes = {}
+    for file_id in (batch.output_file_id, batch.error_file_id):
+        if file_id:
+            for item in batches.parse_jsonl(await batches.file_content(batch, file_id)):
+                outcomes[str(item.get("custom_id", ""))] = item
+    filled = await sync_to_async(join)(evaluation, outcomes)
+    evaluation.batch_joined = True
+    await evaluation.asave(update_fields=["batch_joined", "updated"])
+    return filled
+
+
+def join(evaluation: Evaluation, outcomes: dict) -> int:
+    """Put each result line in the cell its custom_id names; lines the map does not know are ignored."""
+    cells = {(c.case_id, c.variant_id): c for c in evaluation.cells.select_related("case", "variant").all()}
+    changed = []
+    for cid, item in outcomes.items():
+        key = evaluation.batch_map.get(cid)
+        cell = cells.get(tuple(key)) if key else None
+        if cell is None:
+            continue
+        answer, error, _ = batches.outcome_of(item)
+        body = (item.get("response") or {}).get("body") or {}
+        usage = body.get("usage") if isinstance(body, dict) and isinstance(body.get("usage"), dict) else {}
+        cell.source, cell.ttft_ms, cell.latency_ms = "batch", None, None
+        cell.prompt_tokens, cell.completion_tokens = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        if error is not None:
+            cell.status, cell.error, cell.output, cell.grades = Cell.ERROR, error, "", {}
+        else:
+            cell.status, cell.error, cell.output = Cell.DONE, "", answer or ""
+            cell.grades = graders.grade(cell.output, cell.case.expected, cell.variant.graders)
+            cell.runs += 1
+        changed.append(cell)
+    fields = ["source", "ttft_ms", "latency_ms", "prompt_tokens", "completion_tokens", "status", "error", "output"]
+    Cell.objects.bulk_update(changed, [*fields, "grades", "runs"], batch_size=500)
+    return len(changed)
+
+
+async def cancel(evaluation: Evaluation) -> None:
+    await batches.cancel(evaluation.batch)

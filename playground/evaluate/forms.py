@@ -1,0 +1,101 @@
+from django import forms
+from django.core.validators import MaxValueValidator
+
+from playground.catalog.models import CatalogModel
+from playground.catalog.params import CHAT_PARAMS, ParamsForm, params_form
+from playground.connections.models import Connection
+from playground.evaluate.templating import MAX_TEMPLATE
+
+# An evaluation always streams and reads the first choice: the panel leaves those two out.
+EVAL_PARAMS = [param for param in CHAT_PARAMS if param.name not in ("stream", "n")]
+MAX_CONCURRENCY = 16
+DEFAULT_CONCURRENCY = 4
+
+
+class EvaluationForm(forms.Form):
+    title = forms.CharField(max_length=100)
+    connection = forms.ModelChoiceField(queryset=Connection.objects.none(), empty_label=None)
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["connection"].queryset = Connection.objects.for_user(user)
+        self.fields["title"].error_messages["max_length"] = "title: at most 100 characters."
+
+
+class PromptForm(forms.Form):
+    system = forms.CharField(
+        required=False, max_length=MAX_TEMPLATE, strip=False, widget=forms.Textarea(attrs={"rows": 3})
+    )
+    user = forms.CharField(
+        required=False, max_length=MAX_TEMPLATE, strip=False, widget=forms.Textarea(attrs={"rows": 5})
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in ("system", "user"):
+            self.fields[name].error_messages["max_length"] = f"{name} prompt: at most {MAX_TEMPLATE} characters."
+
+    def clean(self):
+        data = super().clean()
+        if not (data.get("user") or "").strip():
+            raise forms.ValidationError("user prompt: write the message each test case sends.")
+        return data
+
+
+class VariantForm(forms.Form):
+    model = forms.ChoiceField()
+    prompt = forms.TypedChoiceField(coerce=int, required=False, empty_value=None)
+
+    def __init__(self, *args, evaluation, models: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["model"].choices = [(m, m) for m in models]
+        self.fields["model"].error_messages["invalid_choice"] = "model: choose a chat model of this connection."
+        versions = [(p.pk, f"v{p.number}") for p in evaluation.prompts.all()]
+        self.fields["prompt"].choices = [("", "latest"), *versions]
+        self.fields["prompt"].error_messages["invalid_choice"] = "prompt: choose one of this evaluation's versions."
+
+
+def chat_models(connection: Connection | None) -> list[CatalogModel]:
+    return list(CatalogModel.objects.for_connection(connection, kind="chat")) if connection else []
+
+
+def variant_params_form(model: CatalogModel | None, data: dict | None, prefix: str | None = None) -> ParamsForm:
+    """The chat parameter panel (catalog/params.py) for a variant's model; max_tokens capped by its output limit.
+
+    Stored values are the panel's raw strings, unprefixed; `prefix` tells several panels apart on one page.
+    """
+    data = data if data is not None else {}
+    form = params_form(model, EVAL_PARAMS, data, placeholders=True)
+    form.prefix = prefix
+    if model is not None and "max_tokens" in form.fields and model.max_output:
+        field = form.fields["max_tokens"]
+        field.validators.append(MaxValueValidator(model.max_output))
+        field.error_messages["max_value"] = f"max_tokens: must be at most {model.max_output} for {model.model_id}."
+        field.widget.attrs["max"] = model.max_output
+    return form
+
+
+class RunForm(forms.Form):
+    concurrency = forms.IntegerField(min_value=1, max_value=MAX_CONCURRENCY, initial=DEFAULT_CONCURRENCY)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        message = f"concurrency: must be from 1 to {MAX_CONCURRENCY}."
+        self.fields["concurrency"].error_messages.update(min_value=message, max_value=message, invalid=message)
+
+
+class ImportForm(forms.Form):
+    text = forms.CharField(required=False, strip=False, widget=forms.Textarea(attrs={"rows": 4}))
+    file = forms.FileField(required=False)
+    mode = forms.ChoiceField(
+        choices=[("replace", "Replace the rows"), ("append", "Add to the rows")], initial="replace"
+    )
+
+
+class ManualGradeForm(forms.Form):
+    thumb = forms.TypedChoiceField(choices=[("1", "up"), ("-1", "down"), ("0", "none")], coerce=int)
+    note = forms.CharField(required=False, max_length=500)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["note"].error_messages["max_length"] = "note: at most 500 characters."

@@ -1,0 +1,140 @@
+"""An evaluation: a prompt template (kept in versions) run over test cases by up to four variants."""
+
+from django.conf import settings
+from django.db import models
+from django.shortcuts import get_object_or_404
+
+MAX_VARIANTS = 4
+MAX_CASES = 1000
+VARIANT_LABELS = "ABCD"
+
+
+class EvaluationQuerySet(models.QuerySet):
+    def for_user(self, user):
+        return self.filter(owner=user).select_related("connection")
+
+
+class Evaluation(models.Model):
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="evaluations")
+    title = models.CharField(max_length=100)
+    connection = models.ForeignKey(
+        "connections.Connection", null=True, on_delete=models.SET_NULL, related_name="evaluations"
+    )
+    # Variable names in the order the test-case table shows them (the template's, then any imported extra).
+    columns = models.JSONField(default=list, blank=True)
+    batch = models.ForeignKey("batches.Batch", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # custom_id -> [case pk, variant pk] of the submitted batch; joined back when it ends.
+    batch_map = models.JSONField(default=dict, blank=True)
+    batch_joined = models.BooleanField(default=False)
+    stop_requested = models.BooleanField(default=False)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    objects = EvaluationQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-updated", "-pk"]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def latest_prompt(self) -> "PromptVersion | None":
+        return self.prompts.order_by("-number").first()
+
+
+class PromptVersion(models.Model):
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="prompts")
+    number = models.PositiveIntegerField()
+    system = models.TextField(blank=True)
+    user = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["number"]
+        constraints = [models.UniqueConstraint(fields=["evaluation", "number"], name="unique_prompt_version")]
+
+    def __str__(self) -> str:
+        return f"v{self.number}"
+
+
+class TestCase(models.Model):
+    __test__ = False  # not a pytest class
+
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="cases")
+    position = models.PositiveIntegerField()
+    values = models.JSONField(default=dict, blank=True)
+    expected = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["position", "pk"]
+
+    def __str__(self) -> str:
+        return f"row {self.position + 1}"
+
+
+class Variant(models.Model):
+    """One column of the grid: a model, a prompt version (none: the latest), parameters and graders."""
+
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="variants")
+    position = models.PositiveIntegerField()
+    model = models.CharField(max_length=200)
+    prompt = models.ForeignKey(PromptVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    params = models.JSONField(default=dict, blank=True)  # the panel's posted values, as strings
+    graders = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["position", "pk"]
+
+    def __str__(self) -> str:
+        return f"variant {self.label}: {self.model}"
+
+    @property
+    def label(self) -> str:
+        return VARIANT_LABELS[self.position] if self.position < len(VARIANT_LABELS) else str(self.position + 1)
+
+
+class Cell(models.Model):
+    EMPTY, QUEUED, RUNNING, DONE, ERROR, STOPPED = "empty", "queued", "running", "done", "error", "stopped"
+    ACTIVE = (QUEUED, RUNNING)
+
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="cells")
+    case = models.ForeignKey(TestCase, on_delete=models.CASCADE, related_name="cells")
+    variant = models.ForeignKey(Variant, on_delete=models.CASCADE, related_name="cells")
+    status = models.CharField(max_length=16, default=EMPTY)
+    source = models.CharField(max_length=8, blank=True)  # "live" or "batch"
+    output = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True)
+    completion_tokens = models.PositiveIntegerField(null=True)
+    ttft_ms = models.PositiveIntegerField(null=True)
+    latency_ms = models.PositiveIntegerField(null=True)
+    grades = models.JSONField(default=dict, blank=True)
+    thumb = models.SmallIntegerField(null=True)  # 1 up, -1 down
+    note = models.CharField(max_length=500, blank=True)
+    heartbeat = models.DateTimeField(null=True)
+    runs = models.PositiveIntegerField(default=0)  # how many times a run filled this cell
+
+    class Meta:
+        ordering = ["case__position", "variant__position"]
+        constraints = [models.UniqueConstraint(fields=["case", "variant"], name="unique_cell")]
+
+    def __str__(self) -> str:
+        return f"cell {self.case_id}x{self.variant_id}"
+
+    @property
+    def tokens(self) -> int | None:
+        if self.prompt_tokens is None and self.completion_tokens is None:
+            return None
+        return (self.prompt_tokens or 0) + (self.completion_tokens or 0)
+
+    @property
+    def passed(self) -> bool | None:
+        """All automatic graders passed (None: nothing graded)."""
+        if not self.grades:
+            return None
+        return all(grade["pass"] for grade in self.grades.values())
+
+
+def get_evaluation(request, pk) -> Evaluation:
+    """The user's evaluation, or 404 for anyone else's."""
+    return get_object_or_404(Evaluation.objects.for_user(request.user), pk=pk)

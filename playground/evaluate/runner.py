@@ -1,0 +1,206 @@
+"""Live runs: the grid's cells streamed from the provider with a concurrency limit, as one detached job per
+evaluation (playground/lib/detached.py). Every path ends each cell with what it had: an answer, an error, or
+the partial answer of a stopped or interrupted run."""
+
+import asyncio
+import logging
+import time
+
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.db import close_old_connections
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from playground.evaluate import graders, services
+from playground.evaluate.models import Cell, Evaluation
+from playground.lib import detached
+from playground.upstream import client
+from playground.upstream.errors import UpstreamError
+
+log = logging.getLogger(__name__)
+
+KIND = "evaluate"  # keyed by evaluation pk
+FRAME = 0.1  # deltas within one frame go out as one websocket message
+SUMMARY_EVERY = 1.0
+STOPPED = "Stopped before it finished."
+INTERRUPTED = "The run was interrupted (the server stopped); what had arrived is kept."
+
+
+def group(pk: int) -> str:
+    return f"evaluate-{pk}"
+
+
+def render_cell(cell: Cell) -> str:
+    return render_to_string("evaluate/_cell.html", {"cell": cell})
+
+
+def render_summary(evaluation: Evaluation) -> str:
+    variants, _, cells = services.grid(evaluation)
+    return render_to_string("evaluate/_summary.html", {"summaries": services.summaries(variants, cells)})
+
+
+def running(pk: int) -> bool:
+    return detached.get(KIND, pk) is not None
+
+
+def select_cells(evaluation: Evaluation, scope: str, target) -> list[int]:
+    cells = evaluation.cells.all()
+    if scope == "missing":
+        cells = cells.exclude(status=Cell.DONE)
+    elif scope == "row":
+        cells = cells.filter(case_id=target)
+    elif scope == "column":
+        cells = cells.filter(variant_id=target)
+    elif scope == "cell":
+        cells = cells.filter(pk=target)
+    elif scope != "all":
+        return []
+    return list(cells.order_by("case__position", "variant__position").values_list("pk", flat=True))
+
+
+def _queue(evaluation: Evaluation, cell_ids: list[int]) -> None:
+    Evaluation.objects.filter(pk=evaluation.pk).update(stop_requested=False)
+    Cell.objects.filter(pk__in=cell_ids).update(status=Cell.QUEUED, heartbeat=timezone.now(), error="")
+
+
+async def start(evaluation: Evaluation, cell_ids: list[int], concurrency: int) -> None:
+    """Queue the cells and run them in the background. Raises EvaluationError when a run is going on."""
+    if running(evaluation.pk):
+        raise services.EvaluationError("run: this evaluation is already running; stop it first.")
+    if not cell_ids:
+        raise services.EvaluationError("run: no cells to run.")
+    await sync_to_async(_queue)(evaluation, cell_ids)
+    task = detached.spawn(_run(evaluation.pk, cell_ids, concurrency), name=f"evaluate-{evaluation.pk}")
+    detached.track(KIND, evaluation.pk, task)
+    task.add_done_callback(lambda t: detached.untrack(KIND, evaluation.pk, t))
+
+
+async def _send(pk: int, event: dict) -> None:
+    await get_channel_layer().group_send(group(pk), event)
+
+
+async def _run(pk: int, cell_ids: list[int], concurrency: int) -> None:
+    semaphore = asyncio.Semaphore(concurrency)
+    evaluation = await Evaluation.objects.select_related("connection").aget(pk=pk)
+    state = {"summary_at": 0.0}
+    await _send(pk, {"type": "run.start", "cells": cell_ids, "concurrency": concurrency})
+
+    async def one(cell_id: int) -> None:
+        async with semaphore:
+            try:
+                await _cell(evaluation, cell_id)
+            except Exception:
+                # One broken cell must not take the run down: it ends as an error, the others go on.
+                log.exception("evaluation %s: cell %s failed", pk, cell_id)
+                await sync_to_async(_fail)(cell_id)
+        if time.monotonic() - state["summary_at"] > SUMMARY_EVERY:
+            state["summary_at"] = time.monotonic()
+            await _send(pk, {"type": "run.summary", "html": await sync_to_async(render_summary)(evaluation)})
+
+    try:
+        await asyncio.gather(*(one(cell_id) for cell_id in cell_ids))
+    finally:
+        # Cells a stop left in the queue end as stopped (with their earlier answer, if any, kept).
+        left = await sync_to_async(_end_queued)(cell_ids)
+        for cell in left:
+            await _send(pk, {"type": "cell.state", "id": cell.pk, "status": cell.status, "html": render_cell(cell)})
+        html = await sync_to_async(render_summary)(evaluation)
+        await _send(pk, {"type": "run.end", "html": html})
+
+
+def _fail(cell_id: int) -> None:
+    Cell.objects.filter(pk=cell_id).update(status=Cell.ERROR, error="Internal error: see the server log.")
+
+
+def _end_queued(cell_ids: list[int]) -> list[Cell]:
+    close_old_connections()
+    cells = list(Cell.objects.filter(pk__in=cell_ids, status__in=Cell.ACTIVE))
+    for cell in cells:
+        cell.status, cell.error = Cell.STOPPED, STOPPED
+    Cell.objects.bulk_update(cells, ["status", "error"])
+    return cells
+
+
+def _prepare(evaluation: Evaluation, cell_id: int):
+    cell = Cell.objects.select_related("case", "variant", "variant__prompt").get(pk=cell_id)
+    model = services.catalog_model(evaluation, cell.variant.model)
+    prompt = services.prompt_of(cell.variant, evaluation.latest_prompt())
+    return cell, services.build_request(cell.case, cell.variant, prompt, model)
+
+
+async def _cell(evaluation: Evaluation, cell_id: int) -> None:
+    pk = evaluation.pk
+    cell, request = await sync_to_async(_prepare)(evaluation, cell_id)
+    if cell.status != Cell.QUEUED:
+        return
+    cell.output, cell.error, cell.grades = "", "", {}
+    cell.prompt_tokens = cell.completion_tokens = cell.ttft_ms = cell.latency_ms = None
+    cell.source = "live"
+    if request.error or evaluation.connection is None:
+        cell.status, cell.error = Cell.ERROR, request.error or "connection: this evaluation has no connection."
+        await _save(pk, cell)
+        return
+    cell.status = Cell.RUNNING
+    await _save(pk, cell)
+    started = time.monotonic()
+    sent_at, sent = started, 0
+    body = dict(request.body)
+    if evaluation.connection.include_usage:
+        body["stream_options"] = {"include_usage": True}
+    try:
+        endpoint = await evaluation.connection.aendpoint()
+        async with client.chat_stream(endpoint, body) as stream:
+            async for chunk in stream:
+                usage = chunk.get("usage")
+                if isinstance(usage, dict):
+                    cell.prompt_tokens = usage.get("prompt_tokens")
+                    cell.completion_tokens = usage.get("completion_tokens")
+                choices = chunk.get("choices") or []
+                delta = choices[0].get("delta") or {} if choices and isinstance(choices[0], dict) else {}
+                text = delta.get("content") or ""
+                if text:
+                    if cell.ttft_ms is None:
+                        cell.ttft_ms = round((time.monotonic() - started) * 1000)
+                    cell.output += text
+                if len(cell.output) > sent and time.monotonic() - sent_at >= FRAME:
+                    await _send(pk, {"type": "cell.delta", "id": cell.pk, "text": cell.output[sent:]})
+                    sent, sent_at = len(cell.output), time.monotonic()
+        cell.latency_ms = round((time.monotonic() - started) * 1000)
+        cell.status = Cell.DONE
+        cell.grades = graders.grade(cell.output, cell.case.expected, cell.variant.graders)
+        cell.runs += 1
+    except UpstreamError as exc:
+        cell.status, cell.error = Cell.ERROR, f"{exc.title}: {exc.message}"
+        cell.latency_ms = round((time.monotonic() - started) * 1000)
+    except asyncio.CancelledError:
+        cell.status, cell.error = Cell.STOPPED, STOPPED
+        await asyncio.shield(_save(pk, cell))
+        raise
+    await _save(pk, cell)
+
+
+async def _save(pk: int, cell: Cell) -> None:
+    cell.heartbeat = timezone.now()
+    await cell.asave()
+    await _send(pk, {"type": "cell.state", "id": cell.pk, "status": cell.status, "html": render_cell(cell)})
+
+
+def request_stop(evaluation: Evaluation) -> None:
+    """Stop the run: at once in this process, within a heartbeat in another (the flag is read by `beat`)."""
+    Evaluation.objects.filter(pk=evaluation.pk).update(stop_requested=True)
+    detached.cancel(KIND, evaluation.pk)
+
+
+# ---------------------------------------------------------------- heartbeat and sweep (sync)
+
+
+def beat(live: list) -> None:
+    Cell.objects.filter(evaluation_id__in=live, status__in=Cell.ACTIVE).update(heartbeat=timezone.now())
+    for pk in Evaluation.objects.filter(pk__in=live, stop_requested=True).values_list("pk", flat=True):
+        detached.cancel(KIND, pk)
+
+
+def sweep(cutoff, live: list) -> int:
+    stale = Cell.objects.filter(status__in=Cell.ACTIVE, heartbeat__lt=cutoff).exclude(evaluation_id__in=live)
+    return stale.update(status=Cell.STOPPED, error=INTERRUPTED)

@@ -1,0 +1,344 @@
+"""The evaluation page's work: prompt versions, test cases, variants, the grid and its summary, exports."""
+
+import csv
+import difflib
+import io
+import json
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from playground.catalog.models import CatalogModel
+from playground.evaluate import graders, templating
+from playground.evaluate.cases import MAX_VALUE, Parsed
+from playground.evaluate.forms import chat_models, variant_params_form
+from playground.evaluate.models import MAX_CASES, MAX_VARIANTS, Cell, Evaluation, PromptVersion, TestCase, Variant
+
+CHARS_PER_TOKEN = 4  # the same rough estimate as the chat's context check
+EXAMPLE_USER = "{{question}}"
+
+
+class EvaluationError(ValueError):
+    """A request the evaluation cannot take; the message names the field and the limit."""
+
+
+@transaction.atomic
+def create(*, user, title: str, connection) -> Evaluation:
+    evaluation = Evaluation.objects.create(owner=user, title=title, connection=connection, columns=["question"])
+    PromptVersion.objects.create(evaluation=evaluation, number=1, system="", user=EXAMPLE_USER)
+    TestCase.objects.create(evaluation=evaluation, position=0, values={"question": ""})
+    models = chat_models(connection)
+    Variant.objects.create(evaluation=evaluation, position=0, model=models[0].model_id if models else "")
+    ensure_cells(evaluation)
+    return evaluation
+
+
+def ensure_cells(evaluation: Evaluation) -> None:
+    cases = list(evaluation.cases.values_list("pk", flat=True))
+    variants = list(evaluation.variants.values_list("pk", flat=True))
+    Cell.objects.bulk_create(
+        [Cell(evaluation=evaluation, case_id=c, variant_id=v) for c in cases for v in variants],
+        ignore_conflicts=True,
+    )
+
+
+def _add_columns(evaluation: Evaluation, names: list[str]) -> None:
+    columns = list(evaluation.columns)
+    columns += [name for name in names if name not in columns]
+    evaluation.columns = columns
+
+
+@transaction.atomic
+def save_prompt(evaluation: Evaluation, *, system: str, user: str) -> PromptVersion:
+    """A new version when the text changed; the latest one otherwise."""
+    latest = evaluation.latest_prompt()
+    if latest and latest.system == system and latest.user == user:
+        return latest
+    version = PromptVersion.objects.create(
+        evaluation=evaluation, number=(latest.number + 1 if latest else 1), system=system, user=user
+    )
+    _add_columns(evaluation, templating.variables(system, user))
+    evaluation.save(update_fields=["columns", "updated"])
+    return version
+
+
+def diff(a: PromptVersion, b: PromptVersion) -> list[tuple[str, str]]:
+    """Line diff of two versions as (kind, line): kind is "same", "add" or "del"."""
+    lines = []
+    for title, old, new in (("System", a.system, b.system), ("User", a.user, b.user)):
+        lines.append(("head", f"{title} prompt: v{a.number} → v{b.number}"))
+        for line in difflib.ndiff(old.splitlines(), new.splitlines()):
+            tag = {"+ ": "add", "- ": "del", "  ": "same"}.get(line[:2])
+            if tag:
+                lines.append((tag, line[2:]))
+    return lines
+
+
+@transaction.atomic
+def import_cases(evaluation: Evaluation, parsed: Parsed, *, append: bool) -> int:
+    """Store parsed rows (the caller checked `parsed.errors` is empty); returns how many rows were added."""
+    start = 0
+    if append:
+        count = evaluation.cases.count()
+        if count + len(parsed.rows) > MAX_CASES:
+            raise EvaluationError(
+                f"test cases: at most {MAX_CASES} rows are allowed ({count} + {len(parsed.rows)} imported)."
+            )
+        last = evaluation.cases.order_by("-position").first()
+        start = last.position + 1 if last else 0
+    else:
+        evaluation.cases.all().delete()
+    TestCase.objects.bulk_create(
+        [
+            TestCase(evaluation=evaluation, position=start + i, values=row["values"], expected=row["expected"])
+            for i, row in enumerate(parsed.rows)
+        ]
+    )
+    _add_columns(evaluation, parsed.columns)
+    evaluation.save(update_fields=["columns", "updated"])
+    ensure_cells(evaluation)
+    return len(parsed.rows)
+
+
+@transaction.atomic
+def save_typed_cases(evaluation: Evaluation, data) -> list[str]:
+    """The table as typed: fields `case-<pk>-<column>` and `case-<pk>-expected`. Returns errors (nothing saved)."""
+    cases = list(evaluation.cases.all())
+    errors = []
+    for case in cases:
+        number = case.position + 1
+        for column in [*evaluation.columns, "expected"]:
+            value = data.get(f"case-{case.pk}-{column}")
+            if value is not None and len(value) > MAX_VALUE:
+                errors.append(f"row {number}, column {column}: at most {MAX_VALUE} characters (got {len(value)}).")
+    if errors:
+        return errors
+    for case in cases:
+        for column in evaluation.columns:
+            value = data.get(f"case-{case.pk}-{column}")
+            if value is not None:
+                case.values[column] = value
+        expected = data.get(f"case-{case.pk}-expected")
+        if expected is not None:
+            case.expected = expected
+    TestCase.objects.bulk_update(cases, ["values", "expected"])
+    regrade(evaluation)
+    return []
+
+
+def add_case(evaluation: Evaluation) -> TestCase:
+    if evaluation.cases.count() >= MAX_CASES:
+        raise EvaluationError(f"test cases: at most {MAX_CASES} rows are allowed.")
+    last = evaluation.cases.order_by("-position").first()
+    case = TestCase.objects.create(
+        evaluation=evaluation, position=last.position + 1 if last else 0, values=dict.fromkeys(evaluation.columns, "")
+    )
+    ensure_cells(evaluation)
+    return case
+
+
+def add_variant(evaluation: Evaluation) -> Variant:
+    variants = list(evaluation.variants.all())
+    if len(variants) >= MAX_VARIANTS:
+        raise EvaluationError(f"variants: at most {MAX_VARIANTS} columns are allowed.")
+    taken = {v.position for v in variants}
+    position = min(p for p in range(MAX_VARIANTS) if p not in taken)
+    copy = variants[-1] if variants else None
+    models = chat_models(evaluation.connection)
+    variant = Variant.objects.create(
+        evaluation=evaluation,
+        position=position,
+        model=copy.model if copy else (models[0].model_id if models else ""),
+        params=dict(copy.params) if copy else {},
+        graders=dict(copy.graders) if copy else {},
+    )
+    ensure_cells(evaluation)
+    return variant
+
+
+def catalog_model(evaluation: Evaluation, model_id: str) -> CatalogModel | None:
+    if evaluation.connection is None:
+        return None
+    return CatalogModel.objects.for_connection(evaluation.connection, kind="chat").filter(model_id=model_id).first()
+
+
+def prompt_of(variant: Variant, latest: PromptVersion | None) -> PromptVersion | None:
+    return variant.prompt or latest
+
+
+def regrade(evaluation: Evaluation, variant: Variant | None = None) -> None:
+    cells = Cell.objects.filter(evaluation=evaluation, status=Cell.DONE).select_related("case", "variant")
+    if variant is not None:
+        cells = cells.filter(variant=variant)
+    changed = []
+    for cell in cells:
+        cell.grades = graders.grade(cell.output, cell.case.expected, cell.variant.graders)
+        changed.append(cell)
+    Cell.objects.bulk_update(changed, ["grades"], batch_size=500)
+
+
+# ---------------------------------------------------------------- requests
+
+
+@dataclass
+class Request:
+    body: dict
+    error: str = ""
+
+
+def build_request(
+    case: TestCase, variant: Variant, prompt: PromptVersion | None, model: CatalogModel | None
+) -> Request:
+    """The chat request of one cell, or the reason it cannot be sent (naming the row, the field and the limit)."""
+    where = f"row {case.position + 1}, variant {variant.label}"
+    if prompt is None:
+        return Request({}, f"{where}: the evaluation has no prompt yet.")
+    if not variant.model:
+        return Request({}, f"{where}: model: choose a model for this variant.")
+    system, missing_system = templating.render(prompt.system, case.values)
+    user, missing_user = templating.render(prompt.user, case.values)
+    missing = [*missing_system, *(m for m in missing_user if m not in missing_system)]
+    if missing:
+        return Request({}, f"{where}: no value for {', '.join('{{' + m + '}}' for m in missing)}.")
+    form = variant_params_form(model, variant.params)
+    if not form.is_valid():
+        problems = "; ".join(str(e) for errors in form.errors.values() for e in errors)
+        return Request({}, f"{where}: {problems}")
+    values = form.request_values()
+    if model is not None:
+        estimate = (len(system) + len(user)) // CHARS_PER_TOKEN + 8
+        wanted = values.get("max_tokens") or 0
+        if estimate + wanted > model.context_window:
+            return Request(
+                {},
+                f"{where}: the prompt is about {estimate} tokens"
+                + (f" and max_tokens is {wanted}" if wanted else "")
+                + f", over the context window of {model.context_window} tokens of {model.model_id}.",
+            )
+    messages = [{"role": "system", "content": system}] if system.strip() else []
+    messages.append({"role": "user", "content": user})
+    return Request({"model": variant.model, "messages": messages, **values})
+
+
+# ---------------------------------------------------------------- grid, summary, export
+
+
+@dataclass
+class Summary:
+    variant: Variant
+    done: int = 0
+    errors: int = 0
+    graded: int = 0
+    passed: int = 0
+    up: int = 0
+    down: int = 0
+    latency: float | None = None
+    ttft: float | None = None
+    tokens: float | None = None
+
+    @property
+    def score(self) -> str:
+        return f"{round(100 * self.passed / self.graded)}%" if self.graded else "—"
+
+
+def _mean(values: list) -> float | None:
+    values = [v for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def summaries(variants: list[Variant], cells: list[Cell]) -> list[Summary]:
+    by_variant: dict[int, list[Cell]] = {v.pk: [] for v in variants}
+    for cell in cells:
+        by_variant.setdefault(cell.variant_id, []).append(cell)
+    result = []
+    for variant in variants:
+        own = by_variant[variant.pk]
+        done = [c for c in own if c.status == Cell.DONE]
+        graded = [c for c in done if c.grades]
+        result.append(
+            Summary(
+                variant=variant,
+                done=len(done),
+                errors=sum(1 for c in own if c.status == Cell.ERROR),
+                graded=len(graded),
+                passed=sum(1 for c in graded if c.passed),
+                up=sum(1 for c in own if c.thumb == 1),
+                down=sum(1 for c in own if c.thumb == -1),
+                latency=_mean([c.latency_ms for c in done]),
+                ttft=_mean([c.ttft_ms for c in done]),
+                tokens=_mean([c.tokens for c in done]),
+            )
+        )
+    return result
+
+
+def grid(evaluation: Evaluation, cases=None) -> tuple[list[Variant], list[tuple[TestCase, list[Cell]]], list[Cell]]:
+    """The variants, the rows of `cases` (default: all) with their cells in variant order, and every cell."""
+    variants = list(evaluation.variants.select_related("prompt"))
+    cells = list(evaluation.cells.all())
+    index = {(c.case_id, c.variant_id): c for c in cells}
+    rows = []
+    for case in evaluation.cases.all() if cases is None else cases:
+        rows.append((case, [index.get((case.pk, v.pk)) for v in variants]))
+    return variants, rows, cells
+
+
+def _cell_record(cell: Cell | None) -> dict:
+    if cell is None:
+        return {}
+    return {
+        "status": cell.status,
+        "source": cell.source,
+        "output": cell.output,
+        "error": cell.error,
+        "prompt_tokens": cell.prompt_tokens,
+        "completion_tokens": cell.completion_tokens,
+        "ttft_ms": cell.ttft_ms,
+        "latency_ms": cell.latency_ms,
+        "passed": cell.passed,
+        "grades": cell.grades,
+        "thumb": cell.thumb,
+        "note": cell.note,
+    }
+
+
+def export_jsonl(evaluation: Evaluation) -> str:
+    variants, rows, _ = grid(evaluation)
+    lines = []
+    for case, cells in rows:
+        record = {
+            "row": case.position + 1,
+            "variables": case.values,
+            "expected": case.expected,
+            "results": {
+                v.label: {"model": v.model, **_cell_record(cell)} for v, cell in zip(variants, cells, strict=True)
+            },
+        }
+        lines.append(json.dumps(record, ensure_ascii=False))
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+CSV_FIELDS = ("output", "status", "error", "passed", "latency_ms", "ttft_ms", "prompt_tokens", "completion_tokens")
+
+
+def _csv_safe(value) -> str:
+    """Spreadsheets run cells that start with = + - @ as formulas; a leading quote keeps them text."""
+    text = "" if value is None else str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def export_csv(evaluation: Evaluation) -> str:
+    variants, rows, _ = grid(evaluation)
+    out = io.StringIO()
+    writer = csv.writer(out)
+    header = ["row", *evaluation.columns, "expected"]
+    for v in variants:
+        header += [f"{v.label}:{name}" for name in (*CSV_FIELDS, "thumb", "note")]
+    writer.writerow(header)
+    for case, cells in rows:
+        line = [case.position + 1, *(case.values.get(c, "") for c in evaluation.columns), case.expected]
+        for cell in cells:
+            record = _cell_record(cell)
+            line += [record.get(name) for name in (*CSV_FIELDS, "thumb", "note")]
+        writer.writerow([_csv_safe(value) for value in line])
+    return out.getvalue()

@@ -1,0 +1,160 @@
+// The evaluation page: template highlighting, the live run over the websocket, raw/rendered toggles.
+(function () {
+  "use strict";
+
+  var root = document.getElementById("evaluation");
+  if (!root) { return; }
+  var TOKEN = /\\\{\{|\{\{\s*([A-Za-z_][A-Za-z0-9_]{0,63})\s*\}\}/g;
+  var columns = (root.dataset.columns || "").split(",").filter(Boolean);
+  var empty = (root.dataset.empty || "").split(",").filter(Boolean);  // columns some rows leave empty
+
+  // -- templates: highlight {{variables}}, list them, flag the ones no column fills
+
+  function preview(area) {
+    var box = root.querySelector('[data-preview-for="' + area.id + '"]');
+    if (!box) { return []; }
+    box.textContent = "";
+    var text = area.value, at = 0, names = [], match;
+    TOKEN.lastIndex = 0;
+    while ((match = TOKEN.exec(text)) !== null) {
+      if (match.index > at) { box.appendChild(document.createTextNode(text.slice(at, match.index))); }
+      var piece = document.createElement(match[1] ? "mark" : "span");
+      piece.className = match[1] ? "var" : "escape";
+      piece.textContent = match[0];
+      if (match[1]) {
+        names.push(match[1]);
+        if (columns.indexOf(match[1]) < 0) { piece.classList.add("is-missing"); piece.title = "No test-case column has this name"; }
+      }
+      box.appendChild(piece);
+      at = TOKEN.lastIndex;
+    }
+    if (at < text.length) { box.appendChild(document.createTextNode(text.slice(at))); }
+    return names;
+  }
+
+  function refreshVariables() {
+    var names = [];
+    root.querySelectorAll("textarea[data-template]").forEach(function (area) {
+      preview(area).forEach(function (name) { if (names.indexOf(name) < 0) { names.push(name); } });
+    });
+    var list = document.getElementById("variable-list");
+    if (!list) { return; }
+    list.textContent = "";
+    if (!names.length) {
+      var none = document.createElement("li"); none.className = "muted"; none.textContent = "none"; list.appendChild(none);
+    }
+    names.forEach(function (name) {
+      var item = document.createElement("li");
+      item.dataset.variable = name;
+      item.textContent = name;
+      if (columns.indexOf(name) < 0) {
+        item.classList.add("is-missing"); item.textContent = name + " · no column (added on save)";
+      } else if (empty.indexOf(name) >= 0) {
+        item.classList.add("is-missing"); item.textContent = name + " · empty in some rows";
+      }
+      list.appendChild(item);
+    });
+  }
+
+  root.querySelectorAll("textarea[data-template]").forEach(function (area) {
+    area.addEventListener("input", refreshVariables);
+  });
+
+  // -- cells: raw toggle
+
+  root.addEventListener("click", function (event) {
+    var toggle = event.target.closest("[data-toggle-raw]");
+    if (!toggle) { return; }
+    var cell = toggle.closest(".cell");
+    var raw = cell.querySelector(".raw"), rendered = cell.querySelector(".rendered");
+    var showRaw = raw.hidden;
+    raw.hidden = !showRaw; rendered.hidden = showRaw;
+    toggle.textContent = showRaw ? "rendered" : "raw";
+  });
+
+  // -- the live run
+
+  var status = document.getElementById("run-status");
+  var socket = null, queue = [];
+
+  function say(text, isError) {
+    status.textContent = text;
+    status.classList.toggle("cell-error", Boolean(isError));
+  }
+
+  function fromHtml(html) {
+    var template = document.createElement("template");
+    template.innerHTML = html.trim();
+    return template.content.firstElementChild;
+  }
+
+  function replace(id, html) {
+    var old = document.getElementById(id);
+    var fresh = html && fromHtml(html);
+    if (!old || !fresh) { return; }
+    old.replaceWith(fresh);
+    if (window.htmx) { window.htmx.process(fresh); }
+  }
+
+  var counts = { total: 0, ended: 0 };
+
+  function onMessage(event) {
+    var data = JSON.parse(event.data);
+    if (data.type === "start") {
+      counts = { total: data.cells.length, ended: 0 };
+      say("Running " + counts.total + " cell" + (counts.total === 1 ? "" : "s") + ", " + data.concurrency + " at a time…");
+    } else if (data.type === "delta") {
+      var cell = document.getElementById("cell-" + data.id);
+      var live = cell && cell.querySelector(".live-text");
+      if (live) { live.textContent += data.text; }
+    } else if (data.type === "cell") {
+      replace("cell-" + data.id, data.html);
+      if (["done", "error", "stopped"].indexOf(data.status) >= 0) {
+        counts.ended += 1;
+        if (counts.total) { say(counts.ended + " of " + counts.total + " cells finished…"); }
+      }
+    } else if (data.type === "summary" || data.type === "end") {
+      replace("summary-row", data.html);
+      if (data.type === "end") { say("Run finished: " + counts.ended + " of " + counts.total + " cells."); root.dataset.runState = "ended"; }
+    } else if (data.type === "error") {
+      say(data.message, true);
+    }
+  }
+
+  function connect() {
+    var scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    socket = new WebSocket(scheme + location.host + root.dataset.wsUrl);
+    socket.addEventListener("open", function () {
+      root.dataset.socket = "open";
+      queue.splice(0).forEach(function (message) { socket.send(message); });
+    });
+    socket.addEventListener("message", onMessage);
+    socket.addEventListener("close", function () {
+      root.dataset.socket = "closed";
+      socket = null;
+      setTimeout(connect, 2000);
+    });
+  }
+
+  function send(message) {
+    var text = JSON.stringify(message);
+    if (socket && socket.readyState === WebSocket.OPEN) { socket.send(text); } else { queue.push(text); }
+  }
+
+  document.addEventListener("click", function (event) {
+    var run = event.target.closest("[data-run]");
+    if (run) {
+      var concurrency = parseInt(document.getElementById("concurrency").value, 10);
+      root.dataset.runState = "running";
+      send({ type: "run", scope: run.dataset.run, target: run.dataset.target || 0, concurrency: isNaN(concurrency) ? 4 : concurrency });
+      say("Starting…");
+      return;
+    }
+    if (event.target.closest("[data-stop]")) {
+      send({ type: "stop" });
+      say("Stopping…");
+    }
+  });
+
+  connect();
+})();

@@ -1,0 +1,63 @@
+"""Fixtures of the evaluation tests: alice's evaluations on her Local connection, and websockets to the app."""
+
+import asyncio
+
+import pytest
+from channels.testing import WebsocketCommunicator
+
+from playground.asgi import application
+from playground.connections.models import Connection
+from playground.evaluate import services
+from playground.evaluate.models import Cell, PromptVersion, TestCase
+
+ORIGIN = [(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1")]
+
+
+def make_evaluation(owner, *, rows: int = 2, variants: int = 1, user: str = "{{question}}", system: str = ""):
+    """An evaluation of `rows` test cases (question = "q<n>", expected = "a<n>") and `variants` columns."""
+    connection = Connection.objects.get(owner=owner, is_local=True)
+    evaluation = services.create(user=owner, title="Capitals", connection=connection)
+    PromptVersion.objects.filter(evaluation=evaluation).update(user=user, system=system)
+    evaluation.cases.all().delete()
+    TestCase.objects.bulk_create(
+        [
+            TestCase(evaluation=evaluation, position=i, values={"question": f"q{i + 1}"}, expected=f"a{i + 1}")
+            for i in range(rows)
+        ]
+    )
+    for _ in range(variants - 1):
+        services.add_variant(evaluation)
+    services.ensure_cells(evaluation)
+    return evaluation
+
+
+@pytest.fixture
+def evaluation_of(catalog):
+    return make_evaluation
+
+
+async def connect(evaluation_pk, user):
+    communicator = WebsocketCommunicator(application, f"/ws/evaluate/{evaluation_pk}/", headers=ORIGIN)
+    communicator.scope["user"] = user
+    connected, _ = await communicator.connect()
+    assert connected
+    return communicator
+
+
+async def receive_until(communicator, kind: str, timeout: float = 60) -> list[dict]:
+    """Every event up to and including the first of type `kind`."""
+    events = []
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        event = await communicator.receive_json_from(timeout=max(0.1, deadline - loop.time()))
+        events.append(event)
+        if event["type"] == kind:
+            return events
+
+
+def statuses(evaluation) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for status in Cell.objects.filter(evaluation=evaluation).values_list("status", flat=True):
+        counts[status] = counts.get(status, 0) + 1
+    return counts

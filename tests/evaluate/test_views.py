@@ -1,0 +1,199 @@
+"""The evaluation pages over Django's test client: prompts and versions, test cases, variants, isolation, export."""
+
+import csv
+import io
+import json
+
+import pytest
+from django.test import Client
+
+from playground.evaluate.models import Cell, Evaluation
+from tests.evaluate.conftest import make_evaluation
+
+pytestmark = pytest.mark.django_db
+
+
+def test_creating_an_evaluation_lists_it_for_its_owner_only(alice_client, alice, bob, catalog):
+    page = alice_client.get("/evaluate/")
+    assert page.status_code == 200 and "New evaluation" in page.text
+    connection = alice.connections.get(is_local=True)
+    response = alice_client.post("/evaluate/new/", {"title": "Tone check", "connection": connection.pk})
+    evaluation = Evaluation.objects.get(owner=alice)
+    assert response.status_code == 302 and response.url == f"/evaluate/{evaluation.pk}/"
+    assert "Tone check" in alice_client.get("/evaluate/").text
+    assert evaluation.prompts.get().user == "{{question}}"
+    assert evaluation.variants.get().model  # the connection's first chat model
+
+    bob_client = Client()
+    bob_client.force_login(bob)
+    assert "Tone check" not in bob_client.get("/evaluate/").text
+    # Bob cannot use alice's connection either.
+    refused = bob_client.post("/evaluate/new/", {"title": "x", "connection": connection.pk})
+    assert refused.status_code == 200 and not Evaluation.objects.filter(owner=bob).exists()
+
+
+def test_saving_the_prompt_keeps_versions_and_the_diff_shows_the_change(alice_client, alice, catalog):
+    evaluation = make_evaluation(alice)
+    url = f"/evaluate/{evaluation.pk}/prompt/"
+    alice_client.post(url, {"system": "Be brief.", "user": "Capital of {{country}}?"})
+    alice_client.post(url, {"system": "Be brief.", "user": "Capital of {{country}}?"})  # unchanged: no new version
+    alice_client.post(url, {"system": "Be very brief.", "user": "Capital of {{country}}?"})
+    assert [p.number for p in evaluation.prompts.all()] == [1, 2, 3]
+    evaluation.refresh_from_db()
+    assert evaluation.columns == ["question", "country"]
+    page = alice_client.get(f"/evaluate/{evaluation.pk}/")
+    # The variable is highlighted and flagged: no row has a value for it yet.
+    assert '<mark class="var">{{country}}</mark>' in page.text
+    assert 'data-variable="country">country · empty in some rows' in page.text
+    diff = alice_client.get(f"/evaluate/{evaluation.pk}/diff/?a=2&b=3").text
+    assert '<span class="diff-del">- Be brief.</span>' in diff
+    assert '<span class="diff-add">+ Be very brief.</span>' in diff
+    assert alice_client.get(f"/evaluate/{evaluation.pk}/diff/?a=2&b=9").status_code == 404
+
+
+def test_an_empty_user_prompt_or_one_over_the_limit_is_refused_by_name(alice_client, alice, catalog):
+    evaluation = make_evaluation(alice)
+    page = alice_client.post(f"/evaluate/{evaluation.pk}/prompt/", {"system": "", "user": "  "})
+    assert "user prompt: write the message each test case sends." in page.text
+    page = alice_client.post(f"/evaluate/{evaluation.pk}/prompt/", {"system": "x" * 100_001, "user": "hi"})
+    assert "system prompt: at most 100000 characters." in page.text
+    assert evaluation.prompts.count() == 1
+
+
+def test_importing_csv_replaces_rows_and_a_ragged_file_changes_nothing(alice_client, alice, catalog):
+    evaluation = make_evaluation(alice, rows=2)
+    url = f"/evaluate/{evaluation.pk}/cases/import/"
+    good = "question,expected\n" + "".join(f"Question {i},Answer {i}\n" for i in range(1, 21))
+    response = alice_client.post(url, {"text": good, "mode": "replace"})
+    assert response.status_code == 302
+    assert evaluation.cases.count() == 20
+    assert Cell.objects.filter(evaluation=evaluation).count() == 20
+    assert evaluation.cases.last().values == {"question": "Question 20"}
+
+    ragged = io.BytesIO(b"question,expected\nok,1\ntoo,many,values\n")
+    ragged.name = "cases.csv"
+    page = alice_client.post(url, {"file": ragged, "mode": "replace"})
+    assert page.status_code == 200
+    assert "Nothing was saved" in page.text
+    assert "row 2: 3 values for 2 columns (question, expected)." in page.text
+    assert evaluation.cases.count() == 20  # the earlier rows are still there
+
+
+def test_importing_jsonl_appends_and_the_row_limit_counts_existing_rows(alice_client, alice, catalog):
+    evaluation = make_evaluation(alice, rows=990)
+    upload = io.BytesIO("".join(json.dumps({"question": f"n{i}", "topic": "t"}) + "\n" for i in range(5)).encode())
+    upload.name = "more.jsonl"
+    alice_client.post(f"/evaluate/{evaluation.pk}/cases/import/", {"file": upload, "mode": "append"})
+    assert evaluation.cases.count() == 995
+    evaluation.refresh_from_db()
+    assert evaluation.columns == ["question", "topic"]
+    too_many = "".join(json.dumps({"question": str(i)}) + "\n" for i in range(6))
+    page = alice_client.post(f"/evaluate/{evaluation.pk}/cases/import/", {"text": too_many, "mode": "append"})
+    assert "test cases: at most 1000 rows are allowed (995 + 6 imported)." in page.text
+    assert evaluation.cases.count() == 995
+
+
+def test_rows_typed_in_the_table_are_saved_and_a_row_can_be_added_and_deleted(alice_client, alice, catalog):
+    evaluation = make_evaluation(alice, rows=1)
+    case = evaluation.cases.get()
+    url = f"/evaluate/{evaluation.pk}/cases/"
+    alice_client.post(url, {f"case-{case.pk}-question": "Typed", f"case-{case.pk}-expected": "Yes", "add": "1"})
+    case.refresh_from_db()
+    assert case.values == {"question": "Typed"} and case.expected == "Yes"
+    assert evaluation.cases.count() == 2
+    page = alice_client.post(url, {f"case-{case.pk}-question": "x" * 20_001})
+    assert "row 1, column question: at most 20000 characters (got 20001)." in page.text
+    added = evaluation.cases.last()
+    alice_client.post(f"/evaluate/{evaluation.pk}/cases/{added.pk}/delete/")
+    assert evaluation.cases.count() == 1
+
+
+def test_variants_take_the_chat_parameter_panel_and_graders_with_errors_by_name(alice_client, alice, catalog):
+    evaluation = make_evaluation(alice, variants=1)
+    variant = evaluation.variants.get()
+    url = f"/evaluate/{evaluation.pk}/variants/{variant.pk}/"
+    page = alice_client.get(f"/evaluate/{evaluation.pk}/")
+    assert f'name="p{variant.pk}-temperature"' in page.text and f'name="p{variant.pk}-max_tokens"' in page.text
+    post = {f"v{variant.pk}-model": variant.model, f"v{variant.pk}-prompt": "", f"p{variant.pk}-temperature": "5"}
+    page = alice_client.post(url, {**post, f"g{variant.pk}-regex": "("})
+    assert "temperature: must be at most 2." in page.text
+    assert "regex: not a valid pattern" in page.text
+    ok = {**post, f"p{variant.pk}-temperature": "0.2", f"g{variant.pk}-exact": "on", f"g{variant.pk}-max_length": "40"}
+    assert alice_client.post(url, ok).status_code == 302
+    variant.refresh_from_db()
+    assert variant.params == {"temperature": "0.2"}
+    assert variant.graders == {"exact": True, "max_length": 40}
+
+    for _ in range(5):
+        alice_client.post(f"/evaluate/{evaluation.pk}/variants/add/")
+    assert evaluation.variants.count() == 4
+    assert sorted(v.label for v in evaluation.variants.all()) == ["A", "B", "C", "D"]
+    assert "variants: at most 4 columns are allowed." in alice_client.get(f"/evaluate/{evaluation.pk}/").text
+
+
+def test_a_cell_gets_a_thumb_and_a_note(alice_client, alice, catalog):
+    evaluation = make_evaluation(alice, rows=1)
+    cell = evaluation.cells.get()
+    cell.status, cell.output = Cell.DONE, "Paris"
+    cell.save()
+    response = alice_client.post(
+        f"/evaluate/{evaluation.pk}/cells/{cell.pk}/grade/",
+        {"thumb": "-1", "note": "too short"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert 'id="cell-' in response.text and "too short" in response.text
+    cell.refresh_from_db()
+    assert cell.thumb == -1 and cell.note == "too short"
+    bad = alice_client.post(f"/evaluate/{evaluation.pk}/cells/{cell.pk}/grade/", {"thumb": "1", "note": "n" * 501})
+    assert bad.status_code == 302
+    cell.refresh_from_db()
+    assert cell.note == "too short"
+
+
+def test_another_users_evaluation_is_a_404_everywhere(bob_client, alice, catalog):
+    evaluation = make_evaluation(alice)
+    variant, case, cell = evaluation.variants.get(), evaluation.cases.first(), evaluation.cells.first()
+    base = f"/evaluate/{evaluation.pk}"
+    for url in (f"{base}/", f"{base}/diff/?a=1&b=1", f"{base}/export.csv", f"{base}/export.jsonl"):
+        assert bob_client.get(url).status_code == 404, url
+    for url in (
+        f"{base}/prompt/",
+        f"{base}/cases/",
+        f"{base}/cases/import/",
+        f"{base}/cases/{case.pk}/delete/",
+        f"{base}/variants/add/",
+        f"{base}/variants/{variant.pk}/",
+        f"{base}/variants/{variant.pk}/delete/",
+        f"{base}/cells/{cell.pk}/grade/",
+        f"{base}/batch/",
+        f"{base}/batch/cancel/",
+        f"{base}/delete/",
+    ):
+        assert bob_client.post(url, {"user": "x", "thumb": "1"}).status_code == 404, url
+    assert Evaluation.objects.filter(pk=evaluation.pk).exists()
+
+
+def test_forms_need_the_csrf_token(alice, catalog):
+    evaluation = make_evaluation(alice)
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+    assert client.post(f"/evaluate/{evaluation.pk}/prompt/", {"user": "hi"}).status_code == 403
+
+
+def test_exports_hold_every_row_and_variant_and_defuse_formulas(alice_client, alice, catalog):
+    evaluation = make_evaluation(alice, rows=3, variants=2)
+    for cell in evaluation.cells.select_related("case"):
+        cell.status, cell.output, cell.latency_ms = Cell.DONE, f"={cell.case.values['question']}", 12
+        cell.grades = {"exact": {"pass": False, "detail": "differs"}}
+        cell.save()
+    response = alice_client.get(f"/evaluate/{evaluation.pk}/export.csv")
+    assert response["Content-Disposition"] == 'attachment; filename="Capitals.csv"'
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    assert rows[0][:3] == ["row", "question", "expected"] and "B:output" in rows[0]
+    assert len(rows) == 4
+    assert rows[1][rows[0].index("A:output")] == "'=q1"
+    assert rows[1][rows[0].index("B:latency_ms")] == "12"
+    lines = alice_client.get(f"/evaluate/{evaluation.pk}/export.jsonl").content.decode().splitlines()
+    first = json.loads(lines[0])
+    assert len(lines) == 3 and first["variables"] == {"question": "q1"} and first["expected"] == "a1"
+    assert first["results"]["B"]["output"] == "=q1" and first["results"]["A"]["passed"] is False
