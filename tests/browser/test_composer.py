@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from playground.chat.models import Conversation, Message
 from playground.connections.models import ensure_local_connection
-from tests.browser.conftest import log_in, screenshot
+from tests.browser.conftest import log_in, orm, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -103,7 +103,7 @@ def test_a_failed_send_keeps_the_message_and_says_what_happened(open_chat):
         "Could not reach the server. Your message is still here; try again."
     )
     expect(page.get_by_role("button", name="Send")).to_be_enabled()
-    assert Message.objects.count() == 0
+    assert orm(Message.objects.count) == 0
 
 
 def stopped_answer(alice):
@@ -118,8 +118,8 @@ def stopped_answer(alice):
 
 
 def test_retry_is_an_htmx_form_and_a_refused_retry_says_why(alice, alice_page):
-    call_command("seed_catalog", verbosity=0)
-    conversation, stopped = stopped_answer(alice)
+    orm(call_command, "seed_catalog", verbosity=0)
+    conversation, stopped = orm(stopped_answer, alice)
     page = alice_page
     page.goto(f"/c/{conversation.pk}/")
     page.wait_for_function("() => window.ChatClient !== undefined")
@@ -157,7 +157,7 @@ def no_js_page(browser, live_server, client, alice):
 
 def wait_for_answer(conversation) -> Message:
     for _ in range(300):
-        answer = conversation.messages.filter(role="assistant").last()
+        answer = orm(conversation.messages.filter(role="assistant").last)
         if answer and answer.status != Message.STREAMING:
             return answer
         time.sleep(0.2)
@@ -165,14 +165,14 @@ def wait_for_answer(conversation) -> Message:
 
 
 def test_without_javascript_the_composer_and_retry_post_and_come_back(alice, no_js_page):
-    call_command("seed_catalog", verbosity=0)
+    orm(call_command, "seed_catalog", verbosity=0)
     page = no_js_page
     # The start page creates the conversation with its first message.
     page.goto("/")
     page.get_by_role("textbox", name="Message").fill("What is 6 * 7?")
     page.get_by_role("button", name="Send").click()
     page.wait_for_url(re.compile(r"/c/\d+/$"))
-    conversation = Conversation.objects.get(owner=alice)
+    conversation = orm(Conversation.objects.get, owner=alice)
     assert wait_for_answer(conversation).status == Message.COMPLETE
 
     # In a conversation: the message, then the answer once the page is loaded again.
@@ -187,13 +187,13 @@ def test_without_javascript_the_composer_and_retry_post_and_come_back(alice, no_
 
     # Retry of a stopped answer is a plain form too.
     answer.status = Message.STOPPED
-    answer.save()
+    orm(answer.save)
     page.reload()
     page.get_by_role("button", name="Retry").click()
     page.wait_for_url(f"**/c/{conversation.pk}/")
     retried = wait_for_answer(conversation)
     assert retried.pk != answer.pk and retried.status == Message.COMPLETE
-    assert not Message.objects.filter(pk=answer.pk).exists()
+    assert not orm(Message.objects.filter(pk=answer.pk).exists)
     screenshot(page, "composer-no-javascript")
 
 

@@ -8,13 +8,13 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from playground.evaluate.models import Cell, Evaluation
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import orm, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_import_twenty_rows_run_two_variants_live_grade_and_export(alice_page, alice, live_server, tmp_path):
-    call_command("seed_catalog", verbosity=0)
+    orm(call_command, "seed_catalog", verbosity=0)
     rows = ["question,expected"] + [f"Question {n},Answer to Question {n}" for n in range(1, 21)]
     upload = tmp_path / "cases.csv"
     upload.write_text("\n".join(rows) + "\n")
@@ -71,8 +71,8 @@ def test_import_twenty_rows_run_two_variants_live_grade_and_export(alice_page, a
     cell.get_by_role("button", name="raw").click()
     expect(cell.locator("pre.raw")).to_be_visible()
     expect(cell.locator(".rendered")).to_be_hidden()
-    evaluation = Evaluation.objects.get(owner=alice)
-    assert Cell.objects.filter(evaluation=evaluation, thumb=1, note="spot on").count() == 1
+    evaluation = orm(Evaluation.objects.get, owner=alice)
+    assert orm(Cell.objects.filter(evaluation=evaluation, thumb=1, note="spot on").count) == 1
 
     with page.expect_download() as download:
         page.get_by_role("link", name="Export CSV").click()

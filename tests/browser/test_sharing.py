@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from playground.sharing.models import Share
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import orm, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -21,7 +21,7 @@ def test_a_viewer_follows_a_shared_conversation_live_until_it_is_revoked(open_ch
     page.locator("#id_live").check()
     page.get_by_role("button", name="Create link").click()
     expect(page.locator(".share-links .copy-button")).to_have_text("Copy link")
-    share = Share.objects.get()
+    share = orm(Share.objects.get)
     assert share.live and share.visibility == Share.ANYONE
     screenshot(page, "sharing-source-1280")
 

@@ -14,7 +14,7 @@ from playground.rerank.models import RerankRun
 from playground.sharing.freeze import freeze
 from playground.sharing.models import Share
 from playground.speech.models import SpeechClip
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import orm, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -45,11 +45,12 @@ def shoot(page, name: str) -> None:
 
 
 def test_a_shared_rerank_comparison_a_clip_and_a_batch(page, alice, live_server, http_for):
-    connection = ensure_local_connection(alice)
+    connection = orm(ensure_local_connection, alice)
     refused = []
     page.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
     documents = ["the moon pulls the sea", "bread recipes", "tides follow the moon"]
-    base = RerankRun.objects.create(
+    base = orm(
+        RerankRun.objects.create,
         owner=alice,
         connection=connection,
         model="local/rerank",
@@ -57,7 +58,8 @@ def test_a_shared_rerank_comparison_a_clip_and_a_batch(page, alice, live_server,
         documents=documents,
         results=[{"index": 0, "relevance_score": 0.91}, {"index": 2, "relevance_score": 0.62}],
     )
-    other = RerankRun.objects.create(
+    other = orm(
+        RerankRun.objects.create,
         owner=alice,
         connection=connection,
         model="local/rerank-lite",
@@ -66,7 +68,7 @@ def test_a_shared_rerank_comparison_a_clip_and_a_batch(page, alice, live_server,
         results=[{"index": 2, "relevance_score": 0.97}, {"index": 0, "relevance_score": 0.4}],
         compared_to=base,
     )
-    page.goto(f"/s/{share_of(other, Share.RERANK).token}/")
+    page.goto(f"/s/{orm(share_of, other, Share.RERANK).token}/")
     expect(page.locator(".share-run")).to_have_count(2)
     expect(page.locator(".share-run").last).to_contain_text("▲ 1")
     shoot(page, "sharing-rerank")
@@ -75,7 +77,8 @@ def test_a_shared_rerank_comparison_a_clip_and_a_batch(page, alice, live_server,
     path = Path(settings.MEDIA_ROOT) / "speech" / f"{alice.pk}" / "shared-test.wav"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(audio)
-    clip = SpeechClip.objects.create(
+    clip = orm(
+        SpeechClip.objects.create,
         owner=alice,
         connection=connection,
         model="local/tts",
@@ -87,14 +90,15 @@ def test_a_shared_rerank_comparison_a_clip_and_a_batch(page, alice, live_server,
         file=str(path.relative_to(settings.MEDIA_ROOT)),
         bytes=len(audio),
     )
-    share = share_of(clip, Share.SPEECH)
+    share = orm(share_of, clip, Share.SPEECH)
     path.unlink()  # the share plays its own copy
     page.goto(f"/s/{share.token}/")
     player = page.locator("audio.share-audio")
     page.wait_for_function("node => node.readyState >= 1 && node.duration > 0.9", arg=player.element_handle())
     shoot(page, "sharing-speech")
 
-    batch = Batch.objects.create(
+    batch = orm(
+        Batch.objects.create,
         owner=alice,
         connection=connection,
         remote_id="batch_missing",
@@ -105,9 +109,9 @@ def test_a_shared_rerank_comparison_a_clip_and_a_batch(page, alice, live_server,
         request_counts={"total": 3, "completed": 3, "failed": 0},
     )
     # A batch share fetches the batch's files from the provider: made through the view, on the server.
-    response = http_for(alice).post(f"/shared/batch/{batch.pk}/", data={"visibility": "anyone", "expiry": "1d"})
+    response = orm(http_for, alice).post(f"/shared/batch/{batch.pk}/", data={"visibility": "anyone", "expiry": "1d"})
     assert response.status_code == 302
-    page.goto(f"/s/{Share.objects.get(batch=batch).token}/")
+    page.goto(f"/s/{orm(Share.objects.get, batch=batch).token}/")
     expect(page.locator(".share-page")).to_contain_text("prompts.jsonl")
     expect(page.locator(".share-page .alert-warn")).to_contain_text("only its status is shared")
     shoot(page, "sharing-batch")

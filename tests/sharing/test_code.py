@@ -13,7 +13,7 @@ from playground.chat import services as chat_services
 from playground.chat.models import Conversation
 from playground.connections.models import ensure_local_connection
 from playground.sharing import snippets
-from tests.speech.test_voices import recording
+from tests.factories import wav
 
 pytestmark = pytest.mark.django_db(transaction=True)
 RUNNERS = {"shell": ["bash"], "python": [sys.executable], "javascript": ["node"]}
@@ -82,7 +82,7 @@ def test_speech_snippets_save_the_audio(live_server, tmp_path):
 
 
 def test_voice_upload_snippets_create_voices(live_server, tmp_path):
-    (tmp_path / "voice.wav").write_bytes(recording())
+    (tmp_path / "voice.wav").write_bytes(wav(1.0, tone=True))
     generated = snippets.voice_upload(live_server.api_url, model="local/tts", custom_name="myvoice", text="Hello.")
     for snippet in generated:
         assert "speech:myvoice" in run(snippet, live_server, tmp_path)
