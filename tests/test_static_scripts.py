@@ -4,6 +4,7 @@ markup asks for, and the chat's behaviours only on the chat pages."""
 import re
 from pathlib import Path
 
+import pytest
 from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.urls import reverse
@@ -14,6 +15,7 @@ from playground.connections.models import ensure_local_connection
 STATIC = Path(settings.BASE_DIR) / "static"
 TEMPLATES = Path(settings.BASE_DIR) / "templates"
 STATIC_TAG = re.compile(r"""\{%\s*static\s+['"]([^'"]+)['"]\s*%\}""")
+STATIC_CALL = re.compile(r"""\bstatic\(\s*['"]([^'"]+)['"]\s*\)""")  # template tags that emit script tags
 SCRIPT_SRC = re.compile(r"""<script[^>]*\bsrc="([^"]+)\"""")
 CHAT_SCRIPTS = {f"js/chat/{name}.js" for name in ("messages", "attachments", "panel", "composer", "final", "stream")}
 
@@ -23,7 +25,9 @@ def templates() -> dict[Path, str]:
 
 
 def referenced() -> set[str]:
-    return {name for text in templates().values() for name in STATIC_TAG.findall(text)}
+    names = {name for text in templates().values() for name in STATIC_TAG.findall(text)}
+    tags = Path(settings.BASE_DIR, "playground").glob("*/templatetags/*.py")
+    return names | {name for path in tags for name in STATIC_CALL.findall(path.read_text())}
 
 
 def scripts_on(response) -> list[str]:
@@ -46,6 +50,7 @@ def test_a_vendored_htmx_extension_is_only_shipped_when_markup_uses_it():
             assert re.search(rf"""hx-ext="[^"]*\b{extension}\b""", markup), f"{path.name}: no hx-ext={extension}"
 
 
+@pytest.mark.needs_local_api
 def test_the_chat_scripts_load_on_the_chat_pages_only(alice_client, alice, catalog):
     conversation = Conversation.objects.create(owner=alice, connection=ensure_local_connection(alice))
     for url in (reverse("chat:index"), reverse("chat:conversation", args=[conversation.pk])):

@@ -11,7 +11,7 @@ from playground.chat.models import Conversation, Message
 from playground.connections.models import ensure_local_connection
 from tests.browser.conftest import log_in, orm, screenshot
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 DONE = 60_000
 

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from playground.evaluate.models import Cell, Evaluation
 from tests.browser.conftest import orm, screenshot
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 
 def test_import_twenty_rows_run_two_variants_live_grade_and_export(alice_page, alice, live_server, tmp_path):

@@ -5,7 +5,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import screenshot
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 
 def test_presenter_view_hides_panels_and_answers_to_its_shortcuts(open_chat):

@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 from playground.sharing.models import Share
 from tests.browser.conftest import orm, screenshot
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 DONE = 60_000
 

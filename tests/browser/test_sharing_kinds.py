@@ -16,7 +16,7 @@ from playground.sharing.models import Share
 from playground.speech.models import SpeechClip
 from tests.browser.conftest import orm, screenshot
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 
 def tone_wav(seconds: float = 1.0) -> bytes:

@@ -10,7 +10,7 @@ from playground.catalog.services import add_by_hand
 from playground.connections.models import Connection
 from tests.factories import add_connection
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
 
 
 def ids(form) -> list[str]:

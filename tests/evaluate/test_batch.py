@@ -12,7 +12,7 @@ from playground.evaluate.models import Cell, Evaluation
 from playground.upstream.errors import UpstreamError
 from tests.evaluate.conftest import make_evaluation, statuses
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 HTMX = {"HX-Request": "true"}
 SAY = "{{question}} [say:Answer to {{question}}]"
 

@@ -11,7 +11,7 @@ from playground.evaluate.models import Cell, PromptVersion, TestCase
 from playground.lib import detached
 from tests.evaluate.conftest import connect, make_evaluation, receive_until, statuses
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 SAY = "{{question}} [say:Answer to {{question}}]"
 
 

@@ -10,7 +10,7 @@ from django.test import Client
 from playground.evaluate.models import Cell, Evaluation
 from tests.evaluate.conftest import make_evaluation
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
 
 
 def test_creating_an_evaluation_lists_it_for_its_owner_only(alice_client, alice, bob, catalog):

@@ -15,7 +15,7 @@ from playground.connections.models import ensure_local_connection
 from playground.sharing import snippets
 from tests.factories import wav
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 RUNNERS = {"shell": ["bash"], "python": [sys.executable], "javascript": ["node"]}
 SUFFIX = {"shell": ".sh", "python": ".py", "javascript": ".mjs"}
 

@@ -17,7 +17,7 @@ from playground.sharing.models import Share
 from playground.speech.models import SpeechClip
 from tests.sharing.conftest import AUDIO
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
 
 INPUT = [{"custom_id": "r1", "body": {"model": "local/chat", "messages": [{"role": "user", "content": "Name a tide"}]}}]
 OUTPUT = [

@@ -14,7 +14,7 @@ from playground.rerank.models import RerankRun
 from playground.sharing.models import TOKEN_BYTES, Share, SharedFile
 from tests.sharing.conftest import AUDIO, BASE_URL, CONNECTION_NAME, SECRET_KEY_VALUE
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
 
 
 def link(share: Share) -> str:

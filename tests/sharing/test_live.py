@@ -17,7 +17,7 @@ from playground.sharing.freeze import freeze
 from playground.sharing.models import Share
 from tests.conftest import free_port, start_server, stop_server
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 CSRF = "abcdefghijklmnopqrstuvwxyz012345"
 SECRET = "sk-live-follow-secret-key-999"
 

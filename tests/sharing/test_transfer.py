@@ -10,7 +10,7 @@ from playground.chat.models import Attachment, Conversation, Message
 from playground.sharing import transfer
 from tests.sharing.conftest import AUDIO
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
 
 FIELDS = ["role", "content", "reasoning", "status", "model_id", "params", "usage", "finish_reason", "choices"]
 
