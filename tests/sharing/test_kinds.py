@@ -101,7 +101,7 @@ def test_a_shared_clip_plays_from_its_frozen_copy(client, make_share, clip):
     assert f'<audio controls preload="metadata" src="{src}"' in page
     assert "&quot;input&quot;: &quot;[S1] The tide turns.&quot;" in page
     part = client.get(src, HTTP_RANGE="bytes=0-3")
-    assert part.status_code == 206 and b"".join(part.streaming_content) == AUDIO[:4]
+    assert part.status_code == 206 and b"".join(part) == AUDIO[:4]
 
 
 def test_a_shared_batch_shows_its_requests_and_answers(client, make_share, batch):

@@ -183,13 +183,13 @@ def test_files_are_copied_at_share_time_and_served_with_range(client, make_share
     original.file.storage.delete(original.file.name)  # the source's file is gone; the share still has its own
     url = reverse("sharing:file", args=[share.token, frozen.key])
     whole = client.get(url)
-    assert whole.status_code == 200 and b"".join(whole.streaming_content) == AUDIO
+    assert whole.status_code == 200 and b"".join(whole) == AUDIO
     assert whole["Accept-Ranges"] == "bytes" and whole["Content-Type"] == "audio/wav"
     part = client.get(url, HTTP_RANGE="bytes=100-199")
     assert part.status_code == 206 and part["Content-Range"] == f"bytes 100-199/{len(AUDIO)}"
-    assert b"".join(part.streaming_content) == AUDIO[100:200]
+    assert b"".join(part) == AUDIO[100:200]
     tail = client.get(url, HTTP_RANGE="bytes=-10")
-    assert b"".join(tail.streaming_content) == AUDIO[-10:]
+    assert b"".join(tail) == AUDIO[-10:]
     assert client.get(url, HTTP_RANGE=f"bytes={len(AUDIO)}-").status_code == 416
     assert whole["X-Robots-Tag"].startswith("noindex") and "sandbox" in whole["Content-Security-Policy"]
 
@@ -211,7 +211,7 @@ def test_no_key_connection_name_or_base_url_in_any_share_response(client, make_s
         response = client.get(link(share))
         assert_no_secret(response.content.decode())
         for item in share.files.all():
-            body = b"".join(client.get(reverse("sharing:file", args=[share.token, item.key])).streaming_content)
+            body = b"".join(client.get(reverse("sharing:file", args=[share.token, item.key])))
             assert SECRET_KEY_VALUE.encode() not in body
 
 
