@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 FRAME = 0.02  # deltas within one frame are merged into one websocket message
 FLUSH_EVERY = 1.0  # seconds between database flushes of a running answer
+ANNOUNCE_WAIT = 2.0  # longest a generation holds its deltas for the announcement of its placeholder
 KIND = "chat"  # generations in the background-work registry (playground/lib/detached.py), keyed by message pk
 LIVE_LOST_NOTICE = "This tab may have missed live deltas; the saved answer is complete."
 
@@ -83,6 +84,8 @@ class Generation:
         self._pending_reasoning: list[str] = []
         self._wake = asyncio.Event()
         self._closing = False
+        # Set once the placeholder was announced to the tabs (start_turn): no delta or end may overtake it.
+        self.announced = asyncio.Event()
         self.published_seq = 0
         self.renderer = BlockRenderer()
         self.blocks: list[str] = []
@@ -250,9 +253,15 @@ class Generation:
             event["t"], self._pending_since = self._pending_since, None
         await layer.group_send(conversation_group(self.conversation_id), event)
 
+    async def _await_announcement(self) -> None:
+        # Bounded: a generation started without start_turn (or whose announcement failed) still publishes.
+        with suppress(TimeoutError):
+            await asyncio.wait_for(self.announced.wait(), ANNOUNCE_WAIT)
+
     async def _publish_loop(self, layer) -> None:
         # The first delta after a pause goes out at once; the ones that follow within a frame are merged.
         # It is never cancelled mid-send (a delta would be lost): run() sets _closing and waits for it to end.
+        await self._await_announcement()
         while not self._closing:
             await self._wake.wait()
             self._wake.clear()
@@ -442,6 +451,7 @@ class Generation:
             return
         message = await Message.objects.filter(pk=self.message_id).afirst()
         html = "" if message is None else await sync_to_async(render_message)(message)
+        await self._await_announcement()
         try:
             # Live viewers get every delta before the final render.
             await self._publish(layer)

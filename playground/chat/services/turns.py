@@ -138,8 +138,8 @@ def save_attachments(message: Message, uploads: list[Upload], names: list[str]) 
 async def start_turn(turn: Turn) -> "Generation":
     """Start the generation (unless prepare_turn launched it) and announce its placeholder to the other tabs.
 
-    The announcement goes after the upstream call started: a tab that sees a delta for an unknown message
-    subscribes anyway.
+    The announcement goes after the upstream call started (rendering it costs no time to first token); the
+    generation holds its first delta until it went, so every tab hears `start` before any delta.
     """
     if turn.generation is None:
         turn.generation = start(
@@ -155,6 +155,8 @@ async def start_turn(turn: Turn) -> "Generation":
     except Exception as exc:
         # The generation runs and saves its answer regardless; other tabs see it when they reload.
         turn.generation.lost_live(exc)
+    finally:
+        turn.generation.announced.set()
     return turn.generation
 
 
