@@ -38,6 +38,9 @@ def test_share_an_evaluation_and_open_it(alice, alice_page, browser, live_server
     page = alice_page
     evaluation = orm(make_evaluation, alice)
     page.goto(f"/evaluate/{evaluation.pk}/")
+    screenshot(page, "evaluate-share-button-1280")
+    page.set_viewport_size({"width": 390, "height": 844})
+    screenshot(page, "evaluate-share-button-390")
     page.get_by_role("link", name="Share", exact=True).click()
     page.get_by_role("button", name="Create link").click()
     link = page.locator(".share-links a", has_text="Evaluation: Capitals")
