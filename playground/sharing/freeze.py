@@ -15,6 +15,8 @@ from playground.batches import services as batch_services
 from playground.batches.models import Batch
 from playground.chat import services as chat_services
 from playground.chat.models import Conversation, Message
+from playground.evaluate import services as evaluate_services
+from playground.evaluate.models import Cell, Evaluation
 from playground.rerank import services as rerank_services
 from playground.rerank.models import RerankRun
 from playground.sharing.models import Share, SharedFile, frozen_name
@@ -51,6 +53,8 @@ def title_of(source) -> str:
         return f"Rerank: {source.query[:80]}"
     if isinstance(source, SpeechClip):
         return f"Speech: {source.text[:80]}"
+    if isinstance(source, Evaluation):
+        return f"Evaluation: {source.title}"
     return f"Batch {source.input_filename or source.remote_id}"
 
 
@@ -60,6 +64,7 @@ def kind_of(source) -> str:
         RerankRun: Share.RERANK,
         SpeechClip: Share.SPEECH,
         Batch: Share.BATCH,
+        Evaluation: Share.EVALUATION,
     }[type(source)]
 
 
@@ -73,6 +78,8 @@ def freeze(share: Share) -> None:
         content = rerank_content(source)
     elif share.kind == Share.SPEECH:
         content = speech_content(source, files)
+    elif share.kind == Share.EVALUATION:
+        content = evaluation_content(source)
     else:
         content = batch_content(source)
     share.title = title_of(source)[:200]
@@ -233,3 +240,55 @@ def batch_content(batch: Batch) -> dict:
     except UpstreamError as error:
         content["note"] = f"The provider did not return the batch's files ({error.message}); only its status is shared."
     return content
+
+
+# ---------------------------------------------------------------- evaluations
+
+CELL_FIELDS = ["status", "output", "error", "grades", "thumb", "note", "prompt_tokens", "completion_tokens"]
+CELL_FIELDS += ["ttft_ms", "latency_ms"]
+
+
+def evaluation_content(evaluation: Evaluation) -> dict:
+    """The grid as it is: template, variables, variants, every row (at most MAX_CASES) with its cells, the summary.
+    Its connection is left out: only model ids and parameters are shared."""
+    variants, rows, cells = evaluate_services.grid(evaluation)
+    if any(c.status in Cell.ACTIVE for c in cells):
+        raise NotShareable("This evaluation is still running: share it once its cells are finished.")
+    latest = evaluation.latest_prompt()
+
+    def prompt(version):
+        return {"number": version.number, "system": version.system, "user": version.user} if version else None
+
+    return {
+        "title": evaluation.title,
+        "prompt": prompt(latest),
+        "columns": evaluation.columns,
+        "variants": [
+            {
+                "label": v.label,
+                "model": v.model,
+                "prompt": prompt(v.prompt) if v.prompt_id else None,
+                "params": {k: val for k, val in (v.params or {}).items() if val not in ("", None)},
+                "graders": sorted(v.graders or {}),
+            }
+            for v in variants
+        ],
+        "rows": [
+            {
+                "number": case.position + 1,
+                "values": case.values,
+                "expected": case.expected,
+                "cells": [{name: getattr(c, name) for name in CELL_FIELDS} if c else None for c in row],
+            }
+            for case, row in rows
+        ],
+        "summaries": [
+            {
+                "label": s.variant.label,
+                "score": s.score,
+                **{k: getattr(s, k) for k in ("done", "errors", "graded", "passed", "up", "down")},
+                **{k: getattr(s, k) for k in ("latency", "ttft", "tokens")},
+            }
+            for s in evaluate_services.summaries(variants, cells)
+        ],
+    }

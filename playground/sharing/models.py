@@ -1,4 +1,4 @@
-"""Share links: a token that shows a frozen copy of one conversation, rerank run, speech clip or batch."""
+"""Share links: a token that shows a frozen copy of one conversation, rerank run, speech clip, batch or evaluation."""
 
 import logging
 import secrets
@@ -46,7 +46,14 @@ class ShareQuerySet(models.QuerySet):
 
 class Share(models.Model):
     CONVERSATION, RERANK, SPEECH, BATCH = "conversation", "rerank", "speech", "batch"
-    KINDS = [(CONVERSATION, "Conversation"), (RERANK, "Rerank run"), (SPEECH, "Speech clip"), (BATCH, "Batch")]
+    EVALUATION = "evaluation"
+    KINDS = [
+        (CONVERSATION, "Conversation"),
+        (RERANK, "Rerank run"),
+        (SPEECH, "Speech clip"),
+        (BATCH, "Batch"),
+        (EVALUATION, "Evaluation"),
+    ]
     ANYONE, SIGNED_IN = "anyone", "signed_in"
     VISIBILITIES = [(ANYONE, "Anyone with the link"), (SIGNED_IN, "Signed-in users of this playground")]
 
@@ -58,6 +65,7 @@ class Share(models.Model):
     rerank_run = models.ForeignKey("rerank.RerankRun", null=True, on_delete=models.CASCADE, related_name="+")
     speech_clip = models.ForeignKey("speech.SpeechClip", null=True, on_delete=models.CASCADE, related_name="+")
     batch = models.ForeignKey("batches.Batch", null=True, on_delete=models.CASCADE, related_name="+")
+    evaluation = models.ForeignKey("evaluate.Evaluation", null=True, on_delete=models.CASCADE, related_name="+")
     title = models.CharField(max_length=200)
     visibility = models.CharField(max_length=16, choices=VISIBILITIES, default=ANYONE)
     expires = models.DateTimeField(null=True, blank=True)
@@ -83,11 +91,12 @@ class Share(models.Model):
             "RerankRun": "rerank_run",
             "SpeechClip": "speech_clip",
             "Batch": "batch",
+            "Evaluation": "evaluation",
         }[type(source).__name__]
 
     @property
     def source(self):
-        return self.conversation or self.rerank_run or self.speech_clip or self.batch
+        return self.conversation or self.rerank_run or self.speech_clip or self.batch or self.evaluation
 
     @property
     def group(self) -> str:

@@ -3,6 +3,7 @@ import json
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
 from django.core.files.base import File
+from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -17,6 +18,8 @@ from playground.chat import services as chat_services
 from playground.chat.models import Attachment, Conversation, Message, attachment_name, get_conversation
 from playground.chat.rendering import render_markdown
 from playground.connections.models import Connection
+from playground.evaluate.models import get_evaluation
+from playground.evaluate.views import ROWS_PER_PAGE
 from playground.lib import downloads
 from playground.rerank.models import RerankRun, get_run
 from playground.rerank.services import request_body as rerank_request
@@ -33,6 +36,7 @@ SOURCES = {
     Share.RERANK: get_run,
     Share.SPEECH: get_clip,
     Share.BATCH: get_batch,
+    Share.EVALUATION: get_evaluation,
 }
 # Share pages run under a stricter policy than the rest: nothing but our own scripts, styles, images and media.
 SHARE_POLICY = "; ".join(
@@ -120,6 +124,7 @@ def _source_url(kind: str, pk: int) -> str:
         Share.RERANK: reverse("rerank:detail", args=[pk]),
         Share.SPEECH: reverse("speech:index"),
         Share.BATCH: reverse("batches:index"),
+        Share.EVALUATION: reverse("evaluate:detail", args=[pk]),
     }[kind]
 
 
@@ -179,6 +184,9 @@ def view(request, token: str):
                 message["request_json"] = json.dumps(message["request"], indent=2, ensure_ascii=False)
             if message["role"] == "assistant":
                 message["html"] = render_markdown(message["content"])
+    elif share.kind == Share.EVALUATION:
+        # Like the evaluation page: one page of rows at a time; the summary covers every row.
+        content["page"] = Paginator(content["rows"], ROWS_PER_PAGE).get_page(request.GET.get("page"))
     elif share.kind == Share.BATCH:
         content["requests_json"] = "\n".join(json.dumps(body, ensure_ascii=False) for body in content["requests"])
     elif share.kind in (Share.RERANK, Share.SPEECH):
@@ -205,6 +213,9 @@ def _description(share: Share, content: dict) -> str:
         return f"{run['model']} ranked {len(run['documents'])} documents{other}."
     if share.kind == Share.SPEECH:
         return f"{content['model']} speaking with {content['voice']}: {content['text'][:120]}"
+    if share.kind == Share.EVALUATION:
+        rows, variants = len(content["rows"]), len(content["variants"])
+        return f"An evaluation of {rows} row{'s' * (rows != 1)} × {variants} variant{'s' * (variants != 1)}."
     return f"A batch of {content['total']} requests, {content['status'].replace('_', ' ')}."
 
 
@@ -325,6 +336,8 @@ def _base_url(request, connection) -> str:
 
 @require_GET
 def code(request, kind: str, pk: int):
+    if kind == Share.EVALUATION:
+        raise Http404("An evaluation has no single request to show as code.")
     item = _source(request, kind, pk)
     notes = []
     if kind == Share.CONVERSATION:

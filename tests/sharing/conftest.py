@@ -72,6 +72,7 @@ def _kind(source) -> str:
         "RerankRun": Share.RERANK,
         "SpeechClip": Share.SPEECH,
         "Batch": Share.BATCH,
+        "Evaluation": Share.EVALUATION,
     }[type(source).__name__]
 
 

@@ -13,6 +13,7 @@ register = template.Library()
 @register.simple_tag
 def share_url(source) -> str:
     kind = {"Conversation": "conversation", "RerankRun": "rerank", "SpeechClip": "speech", "Batch": "batch"}
+    kind["Evaluation"] = "evaluation"
     return reverse("sharing:source", args=[kind[type(source).__name__], source.pk])
 
 
