@@ -5,27 +5,26 @@ replay, renders messages as a viewer sees them, and closes when the link is revo
 """
 
 import asyncio
-import json
-from contextlib import suppress
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from playground import inputs
 from playground.chat import services as chat
 from playground.chat.models import Message
+from playground.chat.replay import Replay
 from playground.sharing import live
 from playground.sharing.models import WATCH_BEAT
 
 GONE = 4404
 
 
-class ShareConsumer(AsyncJsonWebsocketConsumer):
+class ShareConsumer(Replay, AsyncJsonWebsocketConsumer):
     groups_joined: tuple = ()
+    follows_unknown = False  # a turn's deltas count once the turn was appended (chat_start)
 
     async def connect(self):
-        self.waiting: dict[int, list[dict]] = {}
-        self.fallbacks: dict[int, asyncio.Task] = {}
-        self.last_seq: dict[int, int] = {}
+        self.start_replay()
         self.known = 0
         self.beat_task = None
         token = self.scope["url_route"]["kwargs"]["token"]
@@ -44,9 +43,9 @@ class ShareConsumer(AsyncJsonWebsocketConsumer):
         self.beat_task = asyncio.create_task(self._beat())
 
     async def disconnect(self, code):
-        for task in [*self.fallbacks.values(), self.beat_task]:
-            if task is not None:
-                task.cancel()
+        self.stop_replay()
+        if self.beat_task is not None:
+            self.beat_task.cancel()
         for group in self.groups_joined:
             await self.channel_layer.group_discard(group, self.channel_name)
         if self.groups_joined:
@@ -63,10 +62,11 @@ class ShareConsumer(AsyncJsonWebsocketConsumer):
 
     @classmethod
     async def decode_json(cls, text_data):
-        with suppress(ValueError):
-            data = json.loads(text_data)
-            return data if isinstance(data, dict) else {}
-        return {}
+        try:
+            data = inputs.loads(text_data or "", max_depth=4)
+        except (ValueError, RecursionError):
+            return {}
+        return data if isinstance(data, dict) else {}
 
     async def receive_json(self, content, **kwargs):
         if not self.groups_joined:
@@ -92,42 +92,11 @@ class ShareConsumer(AsyncJsonWebsocketConsumer):
             if status == Message.STREAMING and message_id not in self.last_seq:
                 await self.subscribe(message_id, 0)
 
-    async def subscribe(self, message_id: int, after: int) -> None:
-        message = await database_sync_to_async(live.message_for)(self.conversation_id, message_id)
-        if message is None:
-            return
-        if message.status != Message.STREAMING:
-            await self._send_final(message_id)
-            return
-        self.waiting[message_id] = []
-        self.last_seq[message_id] = after
-        await self.channel_layer.group_send(
-            chat.generation_group(message_id),
-            {"type": "generation.snapshot", "message_id": message_id, "reply_to": self.channel_name},
-        )
-        self.fallbacks[message_id] = asyncio.create_task(self._fallback(message_id))
+    async def load_message(self, message_id: int) -> Message | None:
+        return await database_sync_to_async(live.message_for)(self.conversation_id, message_id)
 
-    async def _fallback(self, message_id: int) -> None:
-        """No generator answered in time: it finished or its process died; the database has what was flushed."""
-        await asyncio.sleep(chat.SNAPSHOT_TIMEOUT)
-        self.fallbacks.pop(message_id, None)
-        if message_id not in self.waiting:
-            return
-        message = await database_sync_to_async(live.message_for)(self.conversation_id, message_id)
-        if message is not None and message.status == Message.STREAMING:
-            await self._deliver_snapshot(await chat.snapshot_from_database(message))
-        else:
-            self.waiting.pop(message_id, None)
-            if message is not None:
-                await self._send_final(message_id)
-
-    async def _deliver_snapshot(self, snapshot: dict) -> None:
-        message_id = snapshot["message_id"]
-        held = self.waiting.pop(message_id, [])
-        await self.send_json({**snapshot, "type": "snapshot"})
-        self.last_seq[message_id] = snapshot["seq"]
-        for delta in held:
-            await self.chat_delta(delta)
+    async def send_stored(self, message: Message) -> None:
+        await self._send_final(message.pk)
 
     async def _send_final(self, message_id: int, event: dict | None = None) -> None:
         html = await database_sync_to_async(live.render_one)(self.share, message_id)
@@ -140,24 +109,6 @@ class ShareConsumer(AsyncJsonWebsocketConsumer):
     async def chat_start(self, event):
         await self._catch_up(event["message_id"])
 
-    async def chat_delta(self, event):
-        message_id = event["message_id"]
-        if message_id in self.waiting:
-            self.waiting[message_id].append(event)
-            return
-        if message_id not in self.last_seq or event["seq"] <= self.last_seq[message_id]:
-            return
-        self.last_seq[message_id] = event["seq"]
-        await self.send_json({**event, "type": "delta"})
-
-    async def chat_snapshot(self, event):
-        if event["message_id"] not in self.waiting:
-            return
-        fallback = self.fallbacks.pop(event["message_id"], None)
-        if fallback is not None:
-            fallback.cancel()
-        await self._deliver_snapshot(event)
-
     async def chat_done(self, event):
         await self._final(event)
 
@@ -166,11 +117,8 @@ class ShareConsumer(AsyncJsonWebsocketConsumer):
 
     async def _final(self, event) -> None:
         message_id = event["message_id"]
-        self.waiting.pop(message_id, None)
+        self.end_replay(message_id)
         self.last_seq.pop(message_id, None)
-        fallback = self.fallbacks.pop(message_id, None)
-        if fallback is not None:
-            fallback.cancel()
         await self._send_final(message_id, event)
 
     async def share_updated(self, event):
