@@ -18,7 +18,7 @@ ADVICE = (
     "The stored API keys cannot be decrypted with the configured encryption keys "
     "(PLAYGROUND_ENCRYPTION_KEYS, or the generated .encryption_key file when the variable is unset). "
     "Restore the previous key, or list it after the new one (PLAYGROUND_ENCRYPTION_KEYS=new,old), then run "
-    "`python manage.py rotate_encryption_key --old <old> --new <new>` to re-encrypt every stored key. "
+    "`python manage.py rotate_encryption_key --old=<old> --new=<new>` to re-encrypt every stored key. "
     "See docs/operations.md, 'Keys and rotation'."
 )
 

@@ -39,7 +39,7 @@ def test_manage_check_names_the_setting_and_the_rotation_when_the_key_changed(st
     output = result.stdout + result.stderr
     count = Connection.objects.exclude(encrypted_key="").count()  # the hosted key and alice's own Local key
     assert "connections.E001" in output and f"{count} of {count} stored API keys" in output
-    assert "PLAYGROUND_ENCRYPTION_KEYS" in output and "rotate_encryption_key --old" in output
+    assert "PLAYGROUND_ENCRYPTION_KEYS" in output and "rotate_encryption_key --old=" in output
     good = run(["manage.py", "check"], ",".join(settings.ENCRYPTION_KEYS))
     assert good.returncode == 0, good.stderr
 
@@ -67,7 +67,7 @@ def test_rotation_re_encrypts_every_stored_key(stored, settings):
     old = settings.ENCRYPTION_KEYS[0]
     new = Fernet.generate_key().decode()
     out = io.StringIO()
-    call_command("rotate_encryption_key", "--old", old, "--new", new, stdout=out)
+    call_command("rotate_encryption_key", f"--old={old}", f"--new={new}", stdout=out)
     assert f"Re-encrypted {Connection.objects.exclude(encrypted_key='').count()} stored API keys" in out.getvalue()
     settings.ENCRYPTION_KEYS = [new]
     stored.refresh_from_db()
@@ -80,6 +80,6 @@ def test_rotation_with_a_wrong_old_key_changes_nothing(stored, settings):
 
     with pytest.raises(CommandError, match="cannot be decrypted with the --old keys"):
         call_command(
-            "rotate_encryption_key", "--old", Fernet.generate_key().decode(), "--new", Fernet.generate_key().decode()
+            "rotate_encryption_key", f"--old={Fernet.generate_key().decode()}", f"--new={Fernet.generate_key().decode()}"
         )
     assert Connection.objects.get(pk=stored.pk).encrypted_key == before
