@@ -102,6 +102,9 @@ def test_update_refreshes_and_revoke_and_delete_end_the_link(alice_client, evalu
     assert Client().get(url).status_code == 404
 
     again = _share(alice_client, evaluation)
+    page = alice_client.get(reverse("evaluate:detail", args=[evaluation.pk])).content.decode()
+    assert "Delete this evaluation, its test cases" in page and f"/s/{again.token[:8]}" in page
+    assert "1 share link will stop working" in page
     alice_client.post(reverse("evaluate:delete", args=[evaluation.pk]))
     assert not Share.objects.filter(pk=again.pk).exists()
     assert Client().get(reverse("sharing:view", args=[again.token])).status_code == 404
