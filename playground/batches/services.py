@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from playground.batches.models import Batch
 from playground.connections.models import Connection
+from playground.teams import usage as team_usage
 from playground.upstream import client
 from playground.upstream.errors import UpstreamError
 
@@ -46,6 +47,7 @@ async def submit(
     metadata: dict[str, str],
 ) -> Batch:
     """Upload the input file, create the batch and record it. Raises UpstreamError."""
+    await team_usage.acheck(connection, user, "batch")
     endpoint = await connection.aendpoint()
     uploaded = await client.file_upload(endpoint, filename=filename, content=content, purpose="batch")
     file_id = uploaded.data["id"]
@@ -62,7 +64,18 @@ async def submit(
     )
     batch.apply(created.data)
     await batch.asave()
+    await team_usage.arecord(
+        connection.pk, user.pk, "batch", model=_first_model(content), documents=batch.request_count, status="submitted"
+    )
     return batch
+
+
+def _first_model(content: bytes) -> str:
+    """The model of the batch's first request (for the team's usage page)."""
+    try:
+        return str(json.loads(content.splitlines()[0])["body"]["model"])
+    except (IndexError, ValueError, KeyError, TypeError):
+        return ""
 
 
 async def refresh(batch: Batch) -> Batch:
