@@ -85,7 +85,30 @@ async def refresh(batch: Batch) -> Batch:
     result = await client.batch_get(await batch.connection.aendpoint(), batch.remote_id)
     batch.apply(result.data)
     await batch.asave()
+    if batch.is_terminal:
+        await record_usage(batch)
     return batch
+
+
+async def record_usage(batch: Batch) -> None:
+    """Teams: a finished batch on a team connection is filed with the usage its output file reports."""
+    if batch.connection.team_id is None:
+        return
+    usage = {"prompt_tokens": 0, "completion_tokens": 0, "completion_tokens_details": {"reasoning_tokens": 0}}
+    model = ""
+    if batch.output_file_id:
+        for item in parse_jsonl(await file_content(batch, batch.output_file_id)):
+            response = item.get("response") if isinstance(item.get("response"), dict) else {}
+            body = response.get("body") if isinstance(response.get("body"), dict) else {}
+            used = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+            details = used.get("completion_tokens_details") or {}
+            model = model or str(body.get("model") or "")
+            usage["prompt_tokens"] += used.get("prompt_tokens") or 0
+            usage["completion_tokens"] += used.get("completion_tokens") or 0
+            usage["completion_tokens_details"]["reasoning_tokens"] += details.get("reasoning_tokens") or 0
+    await team_usage.arecord(
+        batch.connection_id, batch.owner_id, "batch", model=model, usage=usage, status=batch.status
+    )
 
 
 async def cancel(batch: Batch) -> Batch:

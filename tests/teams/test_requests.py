@@ -206,3 +206,54 @@ async def test_usage_rows_equal_the_fake_providers_usage(live_server, team, alic
         message.usage["prompt_tokens"],
         message.usage["completion_tokens"],
     )
+
+
+@pytest.mark.needs_local_api
+def test_a_batch_through_the_team_key_is_filed_with_its_output_files_usage(live_server, team, alice, bob, http_for):
+    from asgiref.sync import async_to_sync
+
+    from playground.batches.models import TERMINAL, Batch
+    from tests.batches.conftest import HTMX, wait_for_status
+
+    connection = async_to_sync(team_setup)(team, alice, live_server.api_url, mint("team key of the test"))
+    http = http_for(bob)
+    data = {
+        "connection": str(connection.pk),
+        "source": "prompts",
+        "model": "local/chat",
+        "prompts": "Name a colour.\nSay hello.",
+        "completion_window": "24h",
+        "metadata_key": [""],
+        "metadata_value": [""],
+    }
+    assert "created with 2 requests" in http.post("/batches/new/", data=data, headers=HTMX).text
+    batch = Batch.objects.get(owner=bob)
+    assert 'data-status="completed"' in wait_for_status(http, batch.pk, TERMINAL)
+    output = [json.loads(line) for line in http.get(f"/batches/{batch.pk}/download/output/").text.splitlines()]
+    usages = [item["response"]["body"]["usage"] for item in output]
+    rows = {row.status: row for row in UsageRecord.objects.filter(team=team, user=bob, kind="batch")}
+    assert set(rows) == {"submitted", "completed"} and rows["submitted"].documents == 2
+    assert rows["completed"].prompt_tokens == sum(u["prompt_tokens"] for u in usages) > 0
+    assert rows["completed"].completion_tokens == sum(u["completion_tokens"] for u in usages) > 0
+    assert rows["completed"].model == "local/chat"
+
+
+@pytest.mark.needs_local_api
+async def test_a_clip_through_the_team_key_is_filed_with_its_characters_and_refused_after_revocation(
+    live_server, team, alice, bob
+):
+    from playground.speech import services as speech
+    from playground.upstream.errors import UpstreamError
+
+    connection = await team_setup(team, alice, live_server.api_url, await sync_to_async(mint)("team key"))
+    text = "[S1] Hello team. [S2] Hello back."
+    fields = {"owner": bob, "connection": connection, "model": "local/tts", "text": text, "voice": "local/tts:alex"}
+    clip = await speech.wait(await speech.start_clip(**fields))
+    assert clip.status == "complete"
+    row = await UsageRecord.objects.aget(team=team, user=bob, kind="speech")
+    assert row.audio_characters == len(text) and row.status == "complete" and row.model == "local/tts"
+    await Connection.objects.filter(pk=connection.pk).aupdate(revoked=True)
+    connection.revoked = True
+    with pytest.raises(UpstreamError) as refused:
+        await speech.start_clip(**fields)
+    assert refused.value.status == 403 and "was revoked" in refused.value.message
