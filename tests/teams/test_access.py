@@ -167,3 +167,23 @@ def test_usage_page_and_csv_for_owners(alice, bob, team, team_connection):
     assert lines[0] == "day,member,kind,model,status,requests,prompt,completion,reasoning,characters,documents"
     assert any(",bob,chat,local/chat,complete,1,12,30,5,0,0" in line for line in lines)
     assert any(",'=cmd,rerank,local/rerank,ok,1,7,0,0,0,3" in line for line in lines)
+
+
+def test_a_member_forks_a_run_from_the_team_library_and_an_outsider_cannot(alice, bob, charlie, team):
+    from playground.rerank.models import RerankRun
+
+    run = RerankRun.objects.create(
+        owner=alice, model="local/reranker", query="rivers", documents=["a", "b"], results=[]
+    )
+    client_for(alice).post(
+        reverse("sharing:source", args=["rerank", run.pk]), {"visibility": "team", "team": team.pk, "expiry": "7d"}
+    )
+    share = Share.objects.get(rerank_run=run)
+    fork_url = reverse("sharing:fork", args=[share.token])
+    bob_local = Connection.objects.get(owner=bob, is_local=True)
+    assert client_for(charlie).post(fork_url, {"connection": bob_local.pk}).status_code == 404
+    response = client_for(bob).post(fork_url, {"connection": bob_local.pk})
+    copy = RerankRun.objects.get(owner=bob)
+    assert response.status_code == 302 and copy.query == "rivers" and copy.connection == bob_local
+    # The original stays alice's alone: bob gets 404 on it.
+    assert client_for(bob).get(reverse("rerank:detail", args=[run.pk])).status_code == 404
