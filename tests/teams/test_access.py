@@ -180,7 +180,7 @@ def test_a_member_forks_a_run_from_the_team_library_and_an_outsider_cannot(alice
     )
     share = Share.objects.get(rerank_run=run)
     fork_url = reverse("sharing:fork", args=[share.token])
-    bob_local = Connection.objects.get(owner=bob, is_local=True)
+    bob_local = Connection.objects.create(owner=bob, name="Bob's own", base_url="https://api.example.com/v1")
     assert client_for(charlie).post(fork_url, {"connection": bob_local.pk}).status_code == 404
     response = client_for(bob).post(fork_url, {"connection": bob_local.pk})
     copy = RerankRun.objects.get(owner=bob)

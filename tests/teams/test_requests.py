@@ -10,7 +10,6 @@ from django.urls import reverse
 from playground.catalog.services import refresh_models
 from playground.chat.models import Conversation, Message
 from playground.connections.models import Connection
-from playground.localapi.keys import mint
 from playground.rerank.models import RerankRun
 from playground.teams.models import Membership, UsageRecord
 from tests.chat.conftest import connect, finish
@@ -19,6 +18,13 @@ from tests.teams.conftest import make_team_connection
 pytestmark = pytest.mark.django_db(transaction=True)
 
 HX = {"HX-Request": "true"}
+
+
+def mint(label: str) -> str:
+    """A fresh key of the local API (imported here: with LOCAL_API=off the module is not installed)."""
+    from playground.localapi.keys import mint as mint_key
+
+    return mint_key(label)
 
 
 async def team_setup(team, alice, base_url, key, model_kinds=("chat",)):
