@@ -268,7 +268,12 @@ async def list_voices(connection) -> list[dict]:
     ]
 
 
+TEAM_VOICES = "The custom voices of a team connection are not changed from here: use a connection of your own."
+
+
 async def upload_voice(connection, *, audio: bytes, filename: str, custom_name: str, text: str, model: str) -> dict:
+    if connection.team_id:
+        raise UpstreamError(kind="http", status=403, message=TEAM_VOICES)
     result = await client.voice_upload(
         await connection.aendpoint(), audio=audio, filename=filename, custom_name=custom_name, text=text, model=model
     )
@@ -276,6 +281,8 @@ async def upload_voice(connection, *, audio: bytes, filename: str, custom_name: 
 
 
 async def delete_voice(connection, uri: str) -> None:
+    if connection.team_id:
+        raise UpstreamError(kind="http", status=403, message=TEAM_VOICES)
     await client.voice_delete(await connection.aendpoint(), uri)
 
 

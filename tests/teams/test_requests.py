@@ -263,3 +263,15 @@ async def test_a_clip_through_the_team_key_is_filed_with_its_characters_and_refu
     with pytest.raises(UpstreamError) as refused:
         await speech.start_clip(**fields)
     assert refused.value.status == 403 and "was revoked" in refused.value.message
+
+
+async def test_the_custom_voices_of_a_team_connection_are_not_changed_by_anyone(team, alice):
+    from playground.speech import services as speech
+    from playground.upstream.errors import UpstreamError
+
+    connection = await sync_to_async(make_team_connection)(team, alice)
+    with pytest.raises(UpstreamError) as refused:
+        await speech.delete_voice(connection, "speech:voice:1")
+    assert refused.value.status == 403 and refused.value.message == speech.TEAM_VOICES
+    with pytest.raises(UpstreamError):
+        await speech.upload_voice(connection, audio=b"x", filename="a.wav", custom_name="a", text="a", model="m")
