@@ -97,7 +97,8 @@ def source(request, kind: str, pk: int):
         share.visibility = form.cleaned_data["visibility"]
         share.team = form.cleaned_data["team"]
         share.set_expiry(form.cleaned_data["expiry"])
-        share.live = kind == Share.CONVERSATION and form.cleaned_data["live"]
+        # A conversation in the team library stays current: a team link is live.
+        share.live = kind == Share.CONVERSATION and (form.cleaned_data["live"] or share.visibility == Share.TEAM)
         try:
             share.save()
             freezing.freeze(share)

@@ -187,3 +187,18 @@ def test_a_member_forks_a_run_from_the_team_library_and_an_outsider_cannot(alice
     assert response.status_code == 302 and copy.query == "rivers" and copy.connection == bob_local
     # The original stays alice's alone: bob gets 404 on it.
     assert client_for(bob).get(reverse("rerank:detail", args=[run.pk])).status_code == 404
+
+
+def test_a_team_conversation_link_is_live_and_a_removed_member_stops_watching(alice, bob, team):
+    from playground.chat.models import Conversation
+    from playground.sharing import live
+
+    conversation = Conversation.objects.create(owner=alice, title="Plans")
+    client_for(alice).post(
+        reverse("sharing:source", args=["conversation", conversation.pk]),
+        {"visibility": "team", "team": team.pk, "expiry": "7d"},
+    )
+    share = Share.objects.get(conversation=conversation)
+    assert share.live and live.live_share(share.token, bob) == share and live.still_open(share.pk, bob)
+    Membership.objects.filter(team=team, user=bob).delete()
+    assert not live.still_open(share.pk, bob) and live.live_share(share.token, bob) is None
