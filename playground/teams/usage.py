@@ -58,11 +58,27 @@ def refusal(connection, user, kind: str = "chat") -> str | None:
     return None
 
 
+class TeamRefusal(UpstreamError):
+    """Nothing was sent: the team connection may not be used now (shown like any refusal of the provider)."""
+
+    @property
+    def title(self) -> str:
+        return "Not sent through the team connection"
+
+    @property
+    def next_step(self) -> str:
+        return "Choose another connection, or ask an owner or admin of the team."
+
+    @property
+    def retryable(self) -> bool:
+        return False
+
+
 async def acheck(connection, user, kind: str) -> None:
-    """Raise an UpstreamError (shown like any refusal of the provider) when `refusal` has a reason."""
+    """Raise a TeamRefusal (an UpstreamError, so pages show it like the provider's) when `refusal` has a reason."""
     problem = await sync_to_async(refusal)(connection, user, kind)
     if problem:
-        raise UpstreamError(kind="http", status=403, message=problem)
+        raise TeamRefusal(kind="http", status=403, message=problem)
 
 
 def _tokens(usage: dict | None) -> dict:

@@ -126,3 +126,10 @@ def test_team_connections_are_added_edited_and_revoked_by_managers_with_an_audit
     assert team.audit.get(action="key_changed").actor == alice
     log = client.get(reverse("teams:audit", args=[team.pk])).content.decode()
     assert "Key of “Shared” replaced" in log and TEAM_KEY not in log
+
+
+def test_an_invite_link_sends_a_signed_out_visitor_to_log_in_first(client, invite):
+    url = reverse("teams:join", args=[invite.token])
+    response = client.get(url)
+    assert response.status_code == 302 and response.url.startswith(reverse("accounts:login"))
+    assert "next=" in response.url and invite.team.name not in client.get(response.url).content.decode()

@@ -263,6 +263,9 @@ async def test_a_clip_through_the_team_key_is_filed_with_its_characters_and_refu
     with pytest.raises(UpstreamError) as refused:
         await speech.start_clip(**fields)
     assert refused.value.status == 403 and "was revoked" in refused.value.message
+    shown = refused.value.as_dict()
+    assert shown["title"] == "Not sent through the team connection" and not shown["retryable"]
+    assert shown["next_step"] == "Choose another connection, or ask an owner or admin of the team."
 
 
 async def test_the_custom_voices_of_a_team_connection_are_not_changed_by_anyone(team, alice):
