@@ -28,6 +28,7 @@ from playground.chat.models import CONTEXT_POLICIES, Attachment, Conversation, M
 from playground.chat.services import Turn
 from playground.connections.models import Connection, ensure_local_connection
 from playground.lib import downloads
+from playground.teams import usage as team_usage
 
 LIST_LIMIT = 100
 
@@ -360,6 +361,8 @@ def _prepare_send(request, pk, launch) -> tuple[Turn, str] | HttpResponse:
                 composer.add_error(None, message)
     if services.connection_for(conversation) is None:
         composer.add_error(None, NO_CONNECTION)
+    elif problem := team_usage.refusal(services.connection_for(conversation), request.user, "chat"):
+        composer.add_error(None, problem)
     if not composer.is_valid() or invalid_params is not None:
         return _invalid(request, conversation, composer, invalid_params)
     turn = services.prepare_turn(conversation, composer.cleaned_data["content"], attachments=uploads, launch=launch)
@@ -394,6 +397,8 @@ def _create(request):
     composer = ComposerForm(request.POST) if content.strip() else None
     if composer is not None and services.connection_for(conversation) is None:
         composer.add_error(None, NO_CONNECTION)
+    elif composer is not None and (problem := team_usage.refusal(conversation.connection, request.user, "chat")):
+        composer.add_error(None, problem)
     if invalid_params is not None or (composer is not None and not composer.is_valid()):
         return _invalid(request, conversation, composer, invalid_params)
     if not composer:
@@ -444,6 +449,8 @@ def _prepare_retry(request, pk, mid) -> Turn | HttpResponse:
     message = _message(request, pk, mid)
     if message.role != "assistant" or message.status not in (Message.ERROR, Message.STOPPED, Message.INTERRUPTED):
         return HttpResponse("Only a failed, stopped or interrupted answer can be retried.", status=409)
+    if problem := team_usage.refusal(services.connection_for(message.conversation), request.user, "chat"):
+        return HttpResponse(problem, status=403)
     return services.prepare_turn(message.conversation, None, replace=message)
 
 
