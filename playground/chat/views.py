@@ -19,6 +19,7 @@ from playground.chat.forms import (
     RenameForm,
     SettingsForm,
     accept_attribute,
+    apply_attachment_options,
     chat_params_form,
     clean_attachments,
     parse_tools,
@@ -43,7 +44,17 @@ def _connections(user) -> list[Connection]:
 
 
 def _panel(
-    request, conversation, thread=(), *, connection_id=None, model_id=None, form=None, errors=(), saved=False
+    request,
+    conversation,
+    thread=(),
+    *,
+    connection_id=None,
+    model_id=None,
+    form=None,
+    errors=(),
+    saved=False,
+    tool_errors=(),
+    tools_text=None,
 ) -> dict:
     """The parameter panel: the connection, its chat models, the selected model's parameters and the body."""
     _connections(request.user)  # the Local connection exists before it is offered
@@ -85,9 +96,34 @@ def _panel(
         "context_policies": CONTEXT_POLICIES,
         "context_note": chat_request.note,
         "request_preview": json.dumps(chat_request.body, indent=2, ensure_ascii=False),
-        "tools": json.dumps(tools, indent=2) if tools else "",
+        "tools": tools_text if tools_text is not None else (json.dumps(tools, indent=2) if tools else ""),
+        "tool_errors": list(tool_errors),
+        "tool_sources": tool_sources(request.user, conversation) if model and model.tools else [],
         "attach_accept": accept_attribute(model) if conversation else "",
     }
+
+
+def tool_sources(user, conversation) -> list[Conversation]:
+    """The user's other conversations with tool definitions to copy (the latest 50)."""
+    rows = Conversation.objects.for_user(user).filter(params__has_key="tools").only("title", "params")
+    if conversation is not None and conversation.pk:
+        rows = rows.exclude(pk=conversation.pk)
+    return [row for row in rows[:50] if row.params.get("tools")]
+
+
+def last_used(user) -> tuple[int | None, str]:
+    """The connection and model of the user's latest conversation: a new chat starts with them."""
+    latest = Conversation.objects.for_user(user).exclude(model_id="").only("connection_id", "model_id").first()
+    return (latest.connection_id, latest.model_id) if latest else (None, "")
+
+
+def _start_picker(request, connection_id=None, model_id=None) -> dict:
+    """The start page's picker: the last used connection and model (or those posted), and the files that model
+    accepts."""
+    if connection_id is None and not model_id:
+        connection_id, model_id = last_used(request.user)
+    picker = ChatModelPicker(user=request.user, initial={"connection": connection_id, "model": model_id})
+    return {"picker": picker, "accept": accept_attribute(picker.chosen_model)}
 
 
 def _page(request, conversation=None, **extra) -> dict:
@@ -107,6 +143,9 @@ def _page(request, conversation=None, **extra) -> dict:
         "has_connection": bool(panel),
         "query": query,
     }
+    if conversation is None and context["has_connection"]:
+        context["start"] = _start_picker(request)
+        context["attach_accept"] = context["start"]["accept"]
     context.update(extra)
     return context
 
@@ -169,6 +208,13 @@ async def delete(request, pk):
 class PanelProblems:
     form: ParamsForm | None = None
     errors: list[str] = field(default_factory=list)
+    # Invalid tools JSON does not stop the other settings from saving: the text stays in the editor.
+    tool_errors: list[str] = field(default_factory=list)
+    tools_text: str | None = None
+
+    @property
+    def blocking(self) -> bool:
+        return bool(self.form or self.errors)
 
 
 def _apply_picker(request, conversation: Conversation) -> list[str]:
@@ -220,23 +266,33 @@ def _apply_panel(request, conversation: Conversation) -> PanelProblems | None:
         try:
             params["tools"] = parse_tools(post["tools"])
         except ValidationError as exc:
-            problems.errors.extend(exc.messages)
+            problems.tool_errors.extend(exc.messages)
+            problems.tools_text = post["tools"]
     form = chat_params_form(model, post)
     if any(name in post for name in form.fields):
         if form.is_valid():
             params.update(stored_values(form))
         else:
             problems.form = form
-    if problems.form or problems.errors:
+    if problems.blocking:
         return problems
     conversation.params = params
-    return None
+    return problems if problems.tool_errors else None
 
 
 def _panel_response(request, conversation, problems: PanelProblems | None = None, *, saved=False) -> HttpResponse:
     thread = list(conversation.messages.prefetch_related("attachments")) if conversation.pk else []
     problems = problems or PanelProblems()
-    panel = _panel(request, conversation, thread, form=problems.form, errors=problems.errors, saved=saved)
+    panel = _panel(
+        request,
+        conversation,
+        thread,
+        form=problems.form,
+        errors=problems.errors,
+        saved=saved,
+        tool_errors=problems.tool_errors,
+        tools_text=problems.tools_text,
+    )
     return render(request, "chat/index.html#panel", {"conversation": conversation, "panel": panel})
 
 
@@ -244,7 +300,7 @@ def _panel_response(request, conversation, problems: PanelProblems | None = None
 def settings(request, pk):
     conversation = get_conversation(request, pk)
     problems = _apply_panel(request, conversation)
-    if problems is None:
+    if problems is None or not problems.blocking:
         conversation.save()
     if request.htmx:
         return _panel_response(request, conversation, problems, saved=problems is None)
@@ -291,6 +347,9 @@ def _invalid(request, conversation, composer, problems) -> HttpResponse:
             "send_errors": errors,
             "attach_accept": accept_attribute(services.selected_model(conversation)) if conversation.pk else "",
         }
+        if not conversation.pk:
+            context["start"] = _start_picker(request, request.POST.get("connection"), request.POST.get("model"))
+            context["attach_accept"] = context["start"]["accept"]
         response = render(request, "chat/index.html#composer", context)
         target = "#composer"
     if request.htmx:
@@ -345,21 +404,44 @@ async def _live_problem() -> str | None:
     return None
 
 
+def _uploads(request, conversation, composer) -> list:
+    """The files posted with a message, with their per-file options; errors go on the composer."""
+    files = request.FILES.getlist("attachments")
+    if not files:
+        return []
+    try:
+        uploads = clean_attachments(files, services.selected_model(conversation))
+        return apply_attachment_options(uploads, request.POST.get("attachment_options", ""))
+    except ValidationError as exc:
+        for message in exc.messages:
+            composer.add_error(None, message)
+    return []
+
+
+def _waiting_tools(conversation) -> str | None:
+    """Why a typed message cannot go yet: the last answer's tool calls wait for their results."""
+    _, calls = services.pending_calls(conversation)
+    if not calls:
+        return None
+    names = ", ".join(f"{call['function']['name']} ({call['id']})" for call in calls)
+    return (
+        f"The last answer called {names}: write the result{'s' if len(calls) > 1 else ''} in the tool call "
+        "cards above and press Send results before sending a new message."
+    )
+
+
 def _prepare_send(request, pk, launch) -> tuple[Turn, str] | HttpResponse:
     """Everything synchronous of a send in one thread hop; the upstream call starts once the body is built."""
     conversation = get_object_or_404(Conversation.objects.for_user(request.user).select_related("connection"), pk=pk)
     composer = ComposerForm(request.POST)
     invalid_params = _apply_panel(request, conversation)
-    files = request.FILES.getlist("attachments")
-    uploads = []
-    if files and invalid_params is None:
-        try:
-            uploads = clean_attachments(files, services.selected_model(conversation))
-        except ValidationError as exc:
-            for message in exc.messages:
-                composer.add_error(None, message)
+    if invalid_params is not None and not invalid_params.blocking:
+        invalid_params = None  # invalid tools JSON in the editor: the saved tools stay and the message goes
+    uploads = _uploads(request, conversation, composer) if invalid_params is None else []
     if services.connection_for(conversation) is None:
         composer.add_error(None, NO_CONNECTION)
+    if waiting := _waiting_tools(conversation):
+        composer.add_error(None, waiting)
     if not composer.is_valid() or invalid_params is not None:
         return _invalid(request, conversation, composer, invalid_params)
     turn = services.prepare_turn(conversation, composer.cleaned_data["content"], attachments=uploads, launch=launch)
@@ -388,21 +470,24 @@ async def send(request, pk):
 
 
 def _create(request):
+    """The start page's first message: a conversation is saved only with it (a bare New chat saves nothing)."""
     conversation = Conversation(owner=request.user)
-    invalid_params = _apply_panel(request, conversation)
     content = request.POST.get("content", "")
-    composer = ComposerForm(request.POST) if content.strip() else None
-    if composer is not None and services.connection_for(conversation) is None:
+    if not content.strip():
+        return None
+    invalid_params = _apply_panel(request, conversation)
+    if invalid_params is not None and not invalid_params.blocking:
+        invalid_params = None
+    composer = ComposerForm(request.POST)
+    if services.connection_for(conversation) is None:
         composer.add_error(None, NO_CONNECTION)
-    if invalid_params is not None or (composer is not None and not composer.is_valid()):
+    uploads = _uploads(request, conversation, composer) if invalid_params is None else []
+    if invalid_params is not None or not composer.is_valid():
         return _invalid(request, conversation, composer, invalid_params)
-    if not composer:
-        conversation.save()
-        return conversation
     # One transaction: a failure leaves neither the conversation nor half a turn behind.
     with transaction.atomic():
         conversation.save()
-        return services.prepare_turn(conversation, composer.cleaned_data["content"])
+        return services.prepare_turn(conversation, composer.cleaned_data["content"], attachments=uploads)
 
 
 @require_POST
@@ -415,6 +500,9 @@ async def create(request):
         return await sync_to_async(_unavailable)(request, None, "database_unavailable")
     if isinstance(outcome, HttpResponse):
         return outcome
+    if outcome is None:
+        url = reverse("chat:index")
+        return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
     if isinstance(outcome, Turn):
         await services.start_turn(outcome)
         outcome = outcome.conversation
