@@ -426,7 +426,7 @@ def _waiting_tools(conversation) -> str | None:
     names = ", ".join(f"{call['function']['name']} ({call['id']})" for call in calls)
     return (
         f"The last answer called {names}: write the result{'s' if len(calls) > 1 else ''} in the tool call "
-        "cards above and press Send results before sending a new message."
+        f"cards above and press Send result{'s' if len(calls) > 1 else ''} before sending a new message."
     )
 
 

@@ -115,4 +115,11 @@
   document.addEventListener("click", function (event) {
     if (event.target.closest("[data-add-tool]")) addTool();
   });
+
+  // Results on their way: the composer's "answer the tool calls first" notice no longer applies.
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    if (!event.target.classList || !event.target.classList.contains("tool-calls")) return;
+    var notice = document.querySelector("#composer .composer-errors");
+    if (notice) notice.remove();
+  });
 })();
