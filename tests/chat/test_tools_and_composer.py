@@ -87,7 +87,7 @@ def test_the_tool_call_card_has_a_result_box_and_the_composer_waits_for_it(alice
     answer = called(conversation)
     page = alice_client.get(reverse("chat:conversation", args=[conversation.pk])).content.decode()
     assert '<span class="tool-name mono">get_weather</span>' in page and "call_a" in page
-    assert '{\n  &quot;city&quot;: &quot;Paris&quot;\n}' in page  # pretty-printed arguments
+    assert "{\n  &quot;city&quot;: &quot;Paris&quot;\n}" in page  # pretty-printed arguments
     assert 'name="result:call_a"' in page
     assert reverse("chat:tool_results", args=[conversation.pk, answer.pk]) in page
 
