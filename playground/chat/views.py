@@ -13,15 +13,14 @@ from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigg
 
 from playground.catalog.params import ParamsForm
 from playground.chat import services
+from playground.chat.composing import start_picker, tool_sources, uploads_of, waiting_tools
 from playground.chat.forms import (
     ChatModelPicker,
     ComposerForm,
     RenameForm,
     SettingsForm,
     accept_attribute,
-    apply_attachment_options,
     chat_params_form,
-    clean_attachments,
     parse_tools,
     stored_values,
 )
@@ -103,29 +102,6 @@ def _panel(
     }
 
 
-def tool_sources(user, conversation) -> list[Conversation]:
-    """The user's other conversations with tool definitions to copy (the latest 50)."""
-    rows = Conversation.objects.for_user(user).filter(params__has_key="tools").only("title", "params")
-    if conversation is not None and conversation.pk:
-        rows = rows.exclude(pk=conversation.pk)
-    return [row for row in rows[:50] if row.params.get("tools")]
-
-
-def last_used(user) -> tuple[int | None, str]:
-    """The connection and model of the user's latest conversation: a new chat starts with them."""
-    latest = Conversation.objects.for_user(user).exclude(model_id="").only("connection_id", "model_id").first()
-    return (latest.connection_id, latest.model_id) if latest else (None, "")
-
-
-def _start_picker(request, connection_id=None, model_id=None) -> dict:
-    """The start page's picker: the last used connection and model (or those posted), and the files that model
-    accepts."""
-    if connection_id is None and not model_id:
-        connection_id, model_id = last_used(request.user)
-    picker = ChatModelPicker(user=request.user, initial={"connection": connection_id, "model": model_id})
-    return {"picker": picker, "accept": accept_attribute(picker.chosen_model)}
-
-
 def _page(request, conversation=None, **extra) -> dict:
     query = request.GET.get("q", "")
     thread = []
@@ -144,7 +120,7 @@ def _page(request, conversation=None, **extra) -> dict:
         "query": query,
     }
     if conversation is None and context["has_connection"]:
-        context["start"] = _start_picker(request)
+        context["start"] = start_picker(request)
         context["attach_accept"] = context["start"]["accept"]
     context.update(extra)
     return context
@@ -348,7 +324,7 @@ def _invalid(request, conversation, composer, problems) -> HttpResponse:
             "attach_accept": accept_attribute(services.selected_model(conversation)) if conversation.pk else "",
         }
         if not conversation.pk:
-            context["start"] = _start_picker(request, request.POST.get("connection"), request.POST.get("model"))
+            context["start"] = start_picker(request, request.POST.get("connection"), request.POST.get("model"))
             context["attach_accept"] = context["start"]["accept"]
         response = render(request, "chat/index.html#composer", context)
         target = "#composer"
@@ -404,32 +380,6 @@ async def _live_problem() -> str | None:
     return None
 
 
-def _uploads(request, conversation, composer) -> list:
-    """The files posted with a message, with their per-file options; errors go on the composer."""
-    files = request.FILES.getlist("attachments")
-    if not files:
-        return []
-    try:
-        uploads = clean_attachments(files, services.selected_model(conversation))
-        return apply_attachment_options(uploads, request.POST.get("attachment_options", ""))
-    except ValidationError as exc:
-        for message in exc.messages:
-            composer.add_error(None, message)
-    return []
-
-
-def _waiting_tools(conversation) -> str | None:
-    """Why a typed message cannot go yet: the last answer's tool calls wait for their results."""
-    _, calls = services.pending_calls(conversation)
-    if not calls:
-        return None
-    names = ", ".join(f"{call['function']['name']} ({call['id']})" for call in calls)
-    return (
-        f"The last answer called {names}: write the result{'s' if len(calls) > 1 else ''} in the tool call "
-        f"cards above and press Send result{'s' if len(calls) > 1 else ''} before sending a new message."
-    )
-
-
 def _prepare_send(request, pk, launch) -> tuple[Turn, str] | HttpResponse:
     """Everything synchronous of a send in one thread hop; the upstream call starts once the body is built."""
     conversation = get_object_or_404(Conversation.objects.for_user(request.user).select_related("connection"), pk=pk)
@@ -437,10 +387,10 @@ def _prepare_send(request, pk, launch) -> tuple[Turn, str] | HttpResponse:
     invalid_params = _apply_panel(request, conversation)
     if invalid_params is not None and not invalid_params.blocking:
         invalid_params = None  # invalid tools JSON in the editor: the saved tools stay and the message goes
-    uploads = _uploads(request, conversation, composer) if invalid_params is None else []
+    uploads = uploads_of(request, conversation, composer) if invalid_params is None else []
     if services.connection_for(conversation) is None:
         composer.add_error(None, NO_CONNECTION)
-    if waiting := _waiting_tools(conversation):
+    if waiting := waiting_tools(conversation):
         composer.add_error(None, waiting)
     if not composer.is_valid() or invalid_params is not None:
         return _invalid(request, conversation, composer, invalid_params)
@@ -481,7 +431,7 @@ def _create(request):
     composer = ComposerForm(request.POST)
     if services.connection_for(conversation) is None:
         composer.add_error(None, NO_CONNECTION)
-    uploads = _uploads(request, conversation, composer) if invalid_params is None else []
+    uploads = uploads_of(request, conversation, composer) if invalid_params is None else []
     if invalid_params is not None or not composer.is_valid():
         return _invalid(request, conversation, composer, invalid_params)
     # One transaction: a failure leaves neither the conversation nor half a turn behind.
