@@ -44,8 +44,9 @@ async def tool_results(request, pk, mid):
         return await sync_to_async(_refused)(request, message, [RETRY_UNAVAILABLE[problem]], results)
     answer, calls = await sync_to_async(services.pending_calls)(conversation)
     if not calls or answer.pk != message.pk:
-        words = "These tool calls are no longer waiting for results (the conversation moved on)."
-        return await sync_to_async(_refused)(request, message, [words], results, status=409)
+        # 200, so htmx shows it: the article comes back as it is now (answered elsewhere, or moved on).
+        words = "These tool calls are no longer waiting for results (answered in another tab, or the thread moved on)."
+        return await sync_to_async(_refused)(request, message, [words], results)
     try:
         turn = await services.submit_tool_results(conversation, request.user, results)
     except services.ToolResultsError as exc:

@@ -248,3 +248,29 @@ async def test_the_local_api_accepts_the_video_options(live_server, alice, make_
     answer = await finish(turn.assistant.pk)
     assert answer.status == "complete", answer.error
     assert "1 frame" in answer.content
+
+
+def test_a_second_submit_shows_that_nothing_waits_any_more(alice_client, make_conversation):
+    conversation = make_conversation("local/tools")
+    answer = called(conversation)
+    Message.objects.create(conversation=conversation, role="tool", tool_call_id="call_a", content="18 C")
+    response = alice_client.post(
+        reverse("chat:tool_results", args=[conversation.pk, answer.pk]), {"result:call_a": "19 C"}, headers=HTMX
+    )
+    html = response.content.decode()
+    # 200, so htmx swaps it in: the card shows the call answered, with the reason and no box.
+    assert response.status_code == 200 and "no longer waiting for results" in html
+    assert 'name="result:call_a"' not in html and "Answered" in html
+    assert conversation.messages.filter(role="tool").count() == 1
+
+
+def test_a_stopped_answer_with_calls_does_not_hold_the_composer(alice_client, make_conversation):
+    conversation = make_conversation("local/tools")
+    answer = called(conversation)
+    Message.objects.filter(pk=answer.pk).update(status=Message.STOPPED)
+    assert services.pending_calls(conversation) == (None, [])
+    page = alice_client.get(reverse("chat:conversation", args=[conversation.pk])).content.decode()
+    assert '<span class="tool-name mono">get_weather</span>' in page and 'name="result:call_a"' not in page
+    # The request leaves the unanswered calls out (and the answer, which has no text).
+    body = services.preview_request(conversation, "go on").body
+    assert [m["role"] for m in body["messages"]] == ["user", "user"]

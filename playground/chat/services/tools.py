@@ -24,7 +24,8 @@ class ToolResultsError(ValueError):
 def pending_calls(conversation: Conversation) -> tuple[Message | None, list[dict]]:
     """The last answer and those of its tool calls no tool message answers yet ([] when nothing waits)."""
     last = conversation.messages.filter(role__in=("user", "assistant")).order_by("-pk").first()
-    if last is None or last.role != "assistant" or not last.tool_calls or last.status == Message.STREAMING:
+    # Only a complete answer waits: a stopped or failed one's calls may be cut short (its card has no boxes).
+    if last is None or last.role != "assistant" or not last.tool_calls or last.status != Message.COMPLETE:
         return None, []
     answered = set(conversation.messages.filter(role="tool", pk__gt=last.pk).values_list("tool_call_id", flat=True))
     return last, [call for call in spec_tool_calls(last.tool_calls) if call["id"] not in answered]
