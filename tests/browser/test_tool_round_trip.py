@@ -211,3 +211,35 @@ def test_the_start_page_first_message_picks_the_model_and_carries_a_file(alice, 
     page.get_by_role("link", name="New chat").click()
     expect(page.get_by_label("Model", exact=True).locator("option:checked")).to_have_text("local/vision")
     assert orm(lambda: Conversation.objects.filter(owner=alice).count()) == 1
+
+
+@pytest.mark.needs_local_api
+def test_a_video_chip_sets_fps_and_max_frams_for_its_part(open_chat, tmp_path):
+    from tests.localapi.test_chat_media import mp4
+
+    clip = tmp_path / "clip.mp4"
+    clip.write_bytes(mp4(seconds=2))
+    page = open_chat("local/omni")
+    conversation_id = int(page.locator("#thread").get_attribute("data-conversation"))
+    with page.expect_file_chooser() as chooser:
+        page.get_by_role("button", name="Attach files").click()
+    chooser.value.set_files(str(clip))
+    chip = page.get_by_role("list", name="Files to send").get_by_role("listitem")
+    chip.get_by_label("fps of clip.mp4").fill("1")
+    chip.get_by_label("max_frams of clip.mp4").fill("1")
+    chip.get_by_label("detail of clip.mp4").select_option("low")
+    page.set_viewport_size({"width": 390, "height": 844})
+    screenshot(page, "chat-video-options-phone")
+    page.set_viewport_size({"width": 1280, "height": 860})
+    answer = send(page, "What happens in this video?")
+    expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
+    # The local model read one frame: the options reached it.
+    expect(answer.locator(".message-body")).to_contain_text("1 frame")
+    options = orm(
+        lambda: list(
+            Message.objects.get(conversation_id=conversation_id, role="user").attachments.values_list(
+                "options", flat=True
+            )
+        )
+    )
+    assert options == [{"detail": "low", "fps": 1, "max_frams": 1}]
