@@ -274,3 +274,29 @@ def test_a_stopped_answer_with_calls_does_not_hold_the_composer(alice_client, ma
     # The request leaves the unanswered calls out (and the answer, which has no text).
     body = services.preview_request(conversation, "go on").body
     assert [m["role"] for m in body["messages"]] == ["user", "user"]
+
+
+def test_export_and_import_keep_the_tool_call_ids(alice, make_conversation):
+    from playground.sharing import transfer
+
+    conversation = make_conversation("local/tools", params={"tools": WEATHER})
+    called(conversation)
+    Message.objects.create(conversation=conversation, role="tool", tool_call_id="call_a", content="18 C")
+    data = transfer.export_json(conversation)
+    assert data["messages"][1]["tool_calls"][0]["id"] == "call_a"
+    assert {k: data["messages"][2][k] for k in ("role", "tool_call_id", "content")} == {
+        "role": "tool",
+        "tool_call_id": "call_a",
+        "content": "18 C",
+    }
+    copy = transfer.create(transfer.parse(json.dumps(data)), alice, conversation.connection)
+    assert list(copy.messages.values_list("role", "tool_call_id")) == [
+        ("user", ""),
+        ("assistant", ""),
+        ("tool", "call_a"),
+    ]
+    assert services.preview_request(copy, "thanks").body["messages"][2] == {
+        "role": "tool",
+        "tool_call_id": "call_a",
+        "content": "18 C",
+    }
