@@ -66,6 +66,9 @@ def test_a_tool_call_is_answered_from_its_card_to_the_final_answer(open_chat):
     assert roles(conversation_id) == ["user", "assistant"]
     page.get_by_role("textbox", name="Message").fill("")
 
+    other = page.context.new_page()  # a second tab on the same conversation
+    other.goto(page.url)
+    ready(other)
     card.get_by_label("Result of get_weather").fill('{"temperature": 18, "unit": "celsius"}')
     screenshot(page, "chat-tool-call")
     page.set_viewport_size({"width": 390, "height": 844})
@@ -86,6 +89,12 @@ def test_a_tool_call_is_answered_from_its_card_to_the_final_answer(open_chat):
     expect(first.locator(".tool-card .badge")).to_have_text("Answered")
     expect(first.locator("textarea")).to_have_count(0)
     assert roles(conversation_id) == ["user", "assistant", "tool", "assistant"]
+    # The other tab got the tool message and the answer live.
+    expect(other.locator('article[data-role="tool"]')).to_contain_text('{"temperature": 18, "unit": "celsius"}')
+    expect(other.locator('article[data-role="assistant"]').last).to_have_attribute(
+        "data-status", "complete", timeout=DONE
+    )
+    other.close()
     final_row = orm(lambda: Message.objects.filter(conversation_id=conversation_id, role="assistant").last())
     assert final_row.status == "complete" and final_row.content
     screenshot(page, "chat-tool-answered")

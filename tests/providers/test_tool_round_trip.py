@@ -85,6 +85,9 @@ async def test_a_tool_result_continues_the_turn_with_the_exact_spec_messages(pro
     cards = await sync_to_async(lambda: called.tool_cards)()
     assert not cards["waiting"] and cards["cards"][0]["result"] == result
     assert events[-1]["type"] == "done"
+    # Other tabs get the tool message along with the new answer's placeholder.
+    start = next(e for e in events if e["type"] == "start")
+    assert start["html"].count("<article") == 2 and 'data-role="tool"' in start["html"]
 
 
 async def test_parallel_calls_are_answered_together(provider):

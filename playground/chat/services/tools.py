@@ -13,6 +13,7 @@ from django.http import Http404
 
 from playground.chat.forms import MESSAGE_LIMIT
 from playground.chat.models import Conversation, Message
+from playground.chat.services.display import render_message
 from playground.chat.services.request import spec_tool_calls
 from playground.chat.services.turns import Turn, launcher, prepare_turn, start_turn
 
@@ -64,7 +65,12 @@ def prepare_tool_results(conversation: Conversation, user, results: dict, *, lau
     if conversation.owner_id != getattr(user, "pk", None):
         raise Http404("No such conversation.")
     cleaned = clean_results(conversation, results)
-    return prepare_turn(conversation, None, tool_results=cleaned, launch=launch)
+    turn = prepare_turn(conversation, None, tool_results=cleaned, launch=launch)
+    # The other tabs hear of the tool messages with the new answer's placeholder (one `start`, both articles).
+    answered = conversation.messages.filter(role="tool", tool_call_id__in=[c for c, _ in cleaned])
+    rows = answered.filter(pk__lt=turn.assistant.pk).order_by("pk")
+    turn.assistant_html = "".join(render_message(row) for row in rows) + render_message(turn.assistant)
+    return turn
 
 
 async def submit_tool_results(conversation: Conversation, user, results: dict, *, headers: dict | None = None) -> Turn:
