@@ -1,3 +1,4 @@
+import json
 import uuid
 from pathlib import Path
 
@@ -93,7 +94,13 @@ class Conversation(models.Model):
         # The copies share the stored files; a file is deleted with the last row that refers to it.
         Attachment.objects.bulk_create(
             Attachment(
-                message=message, file=a.file.name, kind=a.kind, content_type=a.content_type, name=a.name, size=a.size
+                message=message,
+                file=a.file.name,
+                kind=a.kind,
+                content_type=a.content_type,
+                name=a.name,
+                size=a.size,
+                options=a.options,
             )
             for message, items in zip(messages, attachments, strict=True)
             for a in items
@@ -139,6 +146,7 @@ class Message(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     choices = models.JSONField(default=list, blank=True, help_text="Text of the extra choices when n > 1.")
     tool_calls = models.JSONField(null=True, blank=True)
+    tool_call_id = models.CharField(max_length=200, blank=True, help_text="The call a tool message answers.")
 
     class Meta:
         ordering = ["pk"]
@@ -161,6 +169,38 @@ class Message(models.Model):
         from playground.chat.rendering import render_markdown
 
         return render_markdown(self.content)
+
+    @cached_property
+    def tool_cards(self) -> dict:
+        """The answer's tool calls as cards (name, pretty arguments, id, the result given) and whether they
+        wait for results: only the thread's last answer waits, until every call of it is answered."""
+        calls = [c for c in self.tool_calls or [] if isinstance(c, dict)]
+        if not calls:
+            return {"cards": [], "waiting": False}
+        later = list(self.conversation.messages.filter(pk__gt=self.pk).values_list("role", "tool_call_id", "content"))
+        results = {call_id: content for role, call_id, content in later if role == "tool"}
+        moved_on = any(role != "tool" for role, _, _ in later)
+        typed = getattr(self, "tool_values", {})
+        cards = []
+        for call in calls:
+            function = call.get("function") if isinstance(call.get("function"), dict) else {}
+            arguments = function.get("arguments", "")
+            try:
+                pretty = json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+            except (TypeError, ValueError):
+                pretty = str(arguments)
+            call_id = str(call.get("id") or "")
+            cards.append(
+                {
+                    "id": call_id,
+                    "name": str(function.get("name") or ""),
+                    "arguments": pretty,
+                    "result": results.get(call_id),
+                    "value": typed.get(call_id, ""),
+                }
+            )
+        waiting = self.status == self.COMPLETE and not moved_on and any(card["result"] is None for card in cards)
+        return {"cards": cards, "waiting": waiting}
 
     def _usage(self, *path) -> int | None:
         value = self.usage
@@ -219,6 +259,9 @@ class Attachment(models.Model):
     content_type = models.CharField(max_length=100)
     name = models.CharField(max_length=255)
     size = models.PositiveBigIntegerField()
+    options = models.JSONField(
+        default=dict, blank=True, help_text="Content-part options: detail (images, video), fps and max_frams (video)."
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:

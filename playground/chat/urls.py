@@ -1,6 +1,6 @@
 from django.urls import path
 
-from playground.chat import views
+from playground.chat import tool_views, views
 
 app_name = "chat"
 
@@ -18,5 +18,8 @@ urlpatterns = [
     path("c/<int:pk>/request/", views.request_preview, name="request_preview"),
     path("c/<int:pk>/messages/<int:mid>/stop/", views.stop, name="stop"),
     path("c/<int:pk>/messages/<int:mid>/retry/", views.retry, name="retry"),
+    path("c/<int:pk>/messages/<int:mid>/tool-results/", tool_views.tool_results, name="tool_results"),
+    path("c/<int:pk>/tools/copy/", tool_views.copy_tools, name="copy_tools"),
+    path("c/start/picker/", tool_views.start_picker, name="start_picker"),
     path("attachments/<int:pk>/", views.attachment, name="attachment"),
 ]

@@ -53,6 +53,7 @@ def prepare_turn(
     attachments: list[Upload] = (),
     replace: Message | None = None,
     launch=None,
+    tool_results: list[tuple[str, str]] = (),
 ) -> Turn:
     """Save the user message (when given) and the assistant placeholder, and build the request (sync code).
 
@@ -60,19 +61,29 @@ def prepare_turn(
     answer is complete (a failed retry loses nothing). With `launch`
     (see launcher) the upstream call starts as soon as the body is built, so the writes and the rendering of the
     placeholder overlap with the upstream's time to first token; what arrives meanwhile waits in memory until
-    the generation knows its message.
+    the generation knows its message. `tool_results` ((call id, text) pairs) are saved as tool messages before
+    the placeholder: the turn continues after the answer that called the tools.
     """
     connection = connection_for(conversation)
     model = selected_model(conversation)
     history = (
         conversation.messages.exclude(status=Message.STREAMING)
-        .only("role", "content", "status")
+        .only("role", "content", "status", "tool_calls", "tool_call_id")
         .prefetch_related("attachments")
     )
     if replace is not None:
         history = history.exclude(pk=replace.pk)
+    results = [
+        Message(conversation=conversation, role="tool", tool_call_id=call_id, content=text)
+        for call_id, text in tool_results
+    ]
     request = build_request(
-        conversation, model, list(history), next_user=content, next_attachments=attachments, connection=connection
+        conversation,
+        model,
+        [*history, *results],
+        next_user=content,
+        next_attachments=attachments,
+        connection=connection,
     )
     endpoint = connection.endpoint()
     generation = launch(endpoint, request.body, limits_of(connection)) if launch is not None else None
@@ -88,6 +99,7 @@ def prepare_turn(
                 user_message = Message.objects.create(conversation=conversation, role="user", content=content)
                 save_attachments(user_message, attachments, stored)
                 conversation.title_from(content)
+            Message.objects.bulk_create(results)
             if model is not None and not conversation.model_id:
                 conversation.model_id = model.model_id
             conversation.save()
@@ -130,7 +142,15 @@ def store_uploads(conversation: Conversation, uploads: list[Upload]) -> list[str
 
 def save_attachments(message: Message, uploads: list[Upload], names: list[str]) -> None:
     Attachment.objects.bulk_create(
-        Attachment(message=message, file=name, kind=u.kind, content_type=u.content_type, name=u.name, size=u.size)
+        Attachment(
+            message=message,
+            file=name,
+            kind=u.kind,
+            content_type=u.content_type,
+            name=u.name,
+            size=u.size,
+            options=u.options,
+        )
         for u, name in zip(uploads, names, strict=True)
     )
 
