@@ -53,7 +53,9 @@
     var fragment = document.createDocumentFragment();
     while (newBlocks.firstChild) fragment.appendChild(newBlocks.firstChild);
     oldBlocks.appendChild(fragment);
-    oldBody.querySelector(".tail").textContent = "";
+    var tail = oldBody.querySelector(".tail");
+    tail.textContent = "";
+    tail.__text = "";
     oldBody.hidden = newBody.hidden;
     patch(article, fresh, oldBody, newBody);
     return { article: article, patched: true };

@@ -1,7 +1,8 @@
 // The stream renderer: the chat page's websocket, snapshot + sequence replay, and deltas into the DOM.
 //
-// Finished markdown blocks arrive as sanitized HTML, the unfinished block as raw text. Blocks are appended (never
-// re-rendered) and the tail set as text, so a delta costs the same however long the answer; DOM writes are batched
+// Finished markdown blocks arrive as sanitized HTML, the unfinished block as raw text, which markdown.js renders.
+// Blocks are appended (never re-rendered) and only the tail re-rendered, so a delta costs the same however long
+// the answer; DOM writes are batched
 // into one animation frame. Sends and retries are htmx forms: this file adopts the articles they swap in, and
 // tells the behaviours through events: chat:message on each article made ready, chat:state on the document when
 // the streaming answers may have changed, chat:notice ({text}) when the server has words about a send.
@@ -250,12 +251,15 @@
     var thinking = article.querySelector(".thinking");
     var thinkingText = thinking && thinking.querySelector(".thinking-text");
     if (queue.snapshot) {
-      if (blocks) blocks.innerHTML = queue.snapshot.blocks.join("");
-      if (tail) tail.textContent = queue.snapshot.tail || "";
+      if (blocks) {
+        blocks.textContent = "";
+        appendBlocks(blocks, queue.snapshot.blocks.join(""));
+      }
+      if (tail) setTail(tail, queue.snapshot.tail || "");
       if (thinkingText) thinkingText.textContent = queue.snapshot.reasoning || "";
     }
-    if (blocks && queue.blocks.length) blocks.insertAdjacentHTML("beforeend", queue.blocks.join(""));
-    if (tail && queue.tail !== null) tail.textContent = queue.tail;
+    if (blocks && queue.blocks.length) appendBlocks(blocks, queue.blocks.join(""));
+    if (tail && queue.tail !== null) setTail(tail, queue.tail);
     if (thinkingText && queue.reasoning.length) thinkingText.appendChild(document.createTextNode(queue.reasoning.join("")));
     if (thinking && thinkingText && thinking.hidden && thinkingText.firstChild) thinking.hidden = false;
     var waiting = article.querySelector(".waiting");
@@ -263,6 +267,17 @@
       waiting.hidden = true;
     }
     if (queue.final) finish(article, queue.final, state.html);
+  }
+
+  // Finished blocks arrive as sanitized HTML; the tail as markdown text, rendered live (markdown.js).
+  function appendBlocks(blocks, html) {
+    if (window.ChatMarkdown) blocks.appendChild(window.ChatMarkdown.fragment(html));
+    else blocks.insertAdjacentHTML("beforeend", html);
+  }
+
+  function setTail(tail, text) {
+    if (window.ChatMarkdown) window.ChatMarkdown.renderTail(tail, text);
+    else tail.textContent = text;
   }
 
   // The final render: patched into the article in place when the blocks shown are its prefix (final.js).
