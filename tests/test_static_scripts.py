@@ -18,7 +18,8 @@ STATIC_TAG = re.compile(r"""\{%\s*static\s+['"]([^'"]+)['"]\s*%\}""")
 STATIC_CALL = re.compile(r"""\bstatic\(\s*['"]([^'"]+)['"]\s*\)""")  # template tags that emit script tags
 SCRIPT_SRC = re.compile(r"""<script[^>]*\bsrc="([^"]+)\"""")
 CHAT_SCRIPTS = {
-    f"js/chat/{name}.js" for name in ("messages", "attachments", "panel", "composer", "markdown", "final", "stream")
+    f"js/chat/{name}.js"
+    for name in ("messages", "attachments", "panel", "composer", "markdown", "final", "reconnect", "stream")
 }
 
 

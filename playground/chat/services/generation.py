@@ -20,6 +20,7 @@ from playground.chat.models import Message
 from playground.chat.rendering import BlockRenderer
 from playground.chat.services.display import render_message
 from playground.chat.services.limits import Limits, rejects_stream_options
+from playground.chat.services.usage import estimated_usage
 from playground.connections.models import Connection
 from playground.lib import detached
 from playground.upstream import client
@@ -339,7 +340,7 @@ class Generation:
             reasoning="".join(self.reasoning),
             seq=self.seq,
             trace_id=self.trace_id,
-            usage=self.usage,
+            usage=self.usage or self._estimated(),
             heartbeat=timezone.now(),
         )
 
@@ -351,6 +352,11 @@ class Generation:
             except Exception:
                 log.exception("Could not flush message %s", self.message_id)
 
+    def _estimated(self) -> dict | None:
+        if not (self.content or self.reasoning):
+            return None
+        return estimated_usage(self.body, len(self.content), len(self.reasoning))
+
     async def _finish(self, status: str, error: dict | None) -> None:
         fields = {
             "content": "".join(self.content),
@@ -358,7 +364,8 @@ class Generation:
             "seq": self.seq,
             "status": status,
             "error": error,
-            "usage": self.usage,
+            # A stopped or interrupted stream never got the provider's usage: it keeps an estimate.
+            "usage": self.usage if self.usage or status in (Message.COMPLETE, Message.ERROR) else self._estimated(),
             "finish_reason": self.finish_reason,
             "trace_id": self.trace_id,
             "ttft_ms": self._ms(self.first_token),

@@ -5,7 +5,8 @@
 // the answer; DOM writes are batched
 // into one animation frame. Sends and retries are htmx forms: this file adopts the articles they swap in, and
 // tells the behaviours through events: chat:message on each article made ready, chat:state on the document when
-// the streaming answers may have changed, chat:notice ({text}) when the server has words about a send.
+// the streaming answers may have changed, chat:notice ({text}) when the server has words about a send, and
+// chat:connection ({state: "lost", retryIn} or {state: "open"}) when the websocket drops or comes back.
 (function () {
   "use strict";
 
@@ -113,14 +114,22 @@
 
   // ---------------------------------------------------------------- websocket
 
+  var retryTimer = null;
+  var lost = false;
+
   function connect() {
     if (!thread.dataset.wsUrl) return;
+    clearTimeout(retryTimer);
+    retryTimer = null;
     var scheme = location.protocol === "https:" ? "wss://" : "ws://";
     var ws = new WebSocket(scheme + location.host + thread.dataset.wsUrl);
     ws.onopen = function () {
       socket = ws;
       backoff = 500;
+      // Every message shown as streaming asks for its snapshot: a running one resumes, a gone one ends.
       streaming().forEach(subscribe);
+      if (lost) emit(document, "chat:connection", { state: "open" });
+      lost = false;
     };
     ws.onmessage = function (event) {
       var data;
@@ -137,9 +146,19 @@
       if (socket === ws) socket = null;
       Object.keys(messages).forEach(function (id) { messages[id].ready = false; });
       if (event.code === 4403 || event.code === 4404) return;
-      setTimeout(connect, backoff);
+      // Backoff with jitter, so that the tabs of a restarted server do not all come back at once.
+      var delay = Math.round(backoff * (0.8 + Math.random() * 0.4));
+      lost = true;
+      emit(document, "chat:connection", { state: "lost", retryIn: delay });
+      retryTimer = setTimeout(connect, delay);
       backoff = Math.min(backoff * 2, 8000);
     };
+  }
+
+  function reconnectNow() {
+    if (socket || !retryTimer) return;
+    backoff = 500;
+    connect();
   }
 
   function sendJSON(data) {
@@ -302,5 +321,8 @@
     send: sendJSON,
     // Drops the websocket as a network failure would (it reconnects and resubscribes); for tests and demos.
     drop: function () { if (socket) socket.close(); },
+    // Skips the wait of the backoff (the connection banner's button).
+    reconnect: reconnectNow,
+    connected: function () { return socket !== null; },
   };
 })();
