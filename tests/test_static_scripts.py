@@ -19,7 +19,7 @@ STATIC_CALL = re.compile(r"""\bstatic\(\s*['"]([^'"]+)['"]\s*\)""")  # template 
 SCRIPT_SRC = re.compile(r"""<script[^>]*\bsrc="([^"]+)\"""")
 CHAT_SCRIPTS = {
     f"js/chat/{name}.js"
-    for name in ("messages", "attachments", "panel", "composer", "markdown", "final", "reconnect", "stream")
+    for name in ("messages", "attachments", "panel", "composer", "markdown", "choices", "final", "reconnect", "stream")
 }
 
 

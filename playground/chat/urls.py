@@ -1,6 +1,6 @@
 from django.urls import path
 
-from playground.chat import views
+from playground.chat import choices, views
 
 app_name = "chat"
 
@@ -18,5 +18,6 @@ urlpatterns = [
     path("c/<int:pk>/request/", views.request_preview, name="request_preview"),
     path("c/<int:pk>/messages/<int:mid>/stop/", views.stop, name="stop"),
     path("c/<int:pk>/messages/<int:mid>/retry/", views.retry, name="retry"),
+    path("c/<int:pk>/messages/<int:mid>/choose/<int:number>/", choices.continue_with, name="choose"),
     path("attachments/<int:pk>/", views.attachment, name="attachment"),
 ]

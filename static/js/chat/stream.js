@@ -176,7 +176,7 @@
   }
 
   function emptyQueue() {
-    return { snapshot: null, blocks: [], tail: null, reasoning: [], final: null };
+    return { snapshot: null, blocks: [], tail: null, reasoning: [], choices: null, final: null };
   }
 
   function subscribe(article) {
@@ -203,6 +203,7 @@
       queue.blocks = [];
       queue.tail = null;
       queue.reasoning = [];
+      queue.choices = null;
     } else if (data.type === "delta") {
       // Before its snapshot, a message's deltas are already part of what the snapshot will bring.
       if (!state.ready || data.seq <= state.seq) return;
@@ -213,6 +214,7 @@
       }
       if (typeof data.tail === "string") queue.tail = data.tail;
       if (data.reasoning) queue.reasoning.push(data.reasoning);
+      if (data.choices) mergeChoices(queue, data.choices);
       stats.received = performance.now();
       stats.receivedSeq = data.seq;
     } else if (data.type === "done" || data.type === "error") {
@@ -227,6 +229,14 @@
       frameRequested = true;
       requestAnimationFrame(frame);
     }
+  }
+
+  // n > 1: the text each other choice gained ({index: text}), merged within a frame.
+  function mergeChoices(queue, choices) {
+    if (!queue.choices) queue.choices = {};
+    Object.keys(choices).forEach(function (key) {
+      queue.choices[key] = (queue.choices[key] || "") + choices[key];
+    });
   }
 
   // A generation started in another tab: its question is not in this one yet, so fetch what is missing.
@@ -281,6 +291,9 @@
     if (tail && queue.tail !== null) setTail(tail, queue.tail);
     if (thinkingText && queue.reasoning.length) thinkingText.appendChild(document.createTextNode(queue.reasoning.join("")));
     if (thinking && thinkingText && thinking.hidden && thinkingText.firstChild) thinking.hidden = false;
+    if (window.ChatChoices && (queue.choices || (queue.snapshot && queue.snapshot.choices))) {
+      window.ChatChoices.update(article, queue.snapshot ? queue.snapshot.choices || [] : null, queue.choices);
+    }
     var waiting = article.querySelector(".waiting");
     if (waiting && ((blocks && blocks.firstChild) || (tail && tail.firstChild) || (thinkingText && thinkingText.firstChild))) {
       waiting.hidden = true;
