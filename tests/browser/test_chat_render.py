@@ -70,11 +70,54 @@ def test_the_live_render_is_sanitized_like_the_server_render(open_chat):
         "| a | b |\n|:-|-:|\n| 1 | 2 |\n\n```python\nprint(1)\n```\n\n![d](data:image/png;base64,iVBORw0KGgo=)"
     )
     html = page.evaluate("text => window.ChatMarkdown.render(text)", hostile)
-    assert "<script" not in html and "onerror" not in html and "javascript" not in html
+    assert "<script" not in html and "<img src=x" not in html and 'onerror="' not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and 'href="javascript' not in html
     assert 'href="/relative"' not in html
     assert '<a href="https://example.com" title="t" rel="noopener noreferrer nofollow" target="_blank">c</a>' in html
     assert 'class="image-placeholder" data-src="http://x.test/i.png"' in html
     assert "<strong>ok</strong>" in html and "<code>code</code>" in html
-    assert 'style="text-align: left"' in html and 'style="text-align: right"' in html
+    assert 'style="text-align:left"' in html and 'style="text-align:right"' in html
     assert '<code class="language-python">print(1)\n</code>' in html
     assert '<img src="data:image/png;base64,iVBORw0KGgo="' in html
+
+
+SAME_AS_SERVER = [
+    "Plain *em* **strong** ~~gone~~ `code` and a [link](https://example.com/a?b=1&c=2 'title').",
+    "<script>alert(1)</script> <img src=x onerror=alert(1)> [a](javascript:alert(1)) [b](/relative) [m](mailto:a@b.c)",
+    "# Head\n\n> quote with **bold**\n\n1. one\n2. two\n   - nested $x^2$\n\n---",
+    "| left | right | centre |\n|:--|--:|:-:|\n| 1 | 2 | 3 |\n| *a* | `b` | $c$ |",
+    "```\n<b>not bold</b> $x$\n```\n\n    indented code",
+    "![remote](https://example.com/i.png) ![data](data:image/png;base64,iVBORw0KGgo=) ![svg](data:image/svg+xml;base64,AAAA)",
+    "Math $e^{i\\pi}$, $$\\int x$$, and $5 and $6.\n\n$$\n\\frac{a}{b}\n$$",
+]
+
+
+def canonical(html: str) -> list:
+    """Tags with sorted attributes and text, whitespace between tags ignored: equal for equivalent markup."""
+    from html.parser import HTMLParser
+
+    tokens = []
+
+    class Parser(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            tokens.append(("start", tag, tuple(sorted(attrs))))
+
+        def handle_endtag(self, tag):
+            tokens.append(("end", tag))
+
+        def handle_data(self, data):
+            if data.strip():
+                tokens.append(("text", " ".join(data.split())))
+
+    Parser(convert_charrefs=True).feed(html)
+    return tokens
+
+
+def test_the_live_render_equals_the_server_render(open_chat):
+    from playground.chat.rendering import render_markdown
+
+    page = open_chat()
+    page.wait_for_function("() => window.ChatMarkdown !== undefined")
+    for text in SAME_AS_SERVER:
+        live = page.evaluate("text => window.ChatMarkdown.render(text)", text)
+        assert canonical(live) == canonical(render_markdown(text)), text

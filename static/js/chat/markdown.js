@@ -10,7 +10,10 @@
 (function () {
   "use strict";
 
-  var TAIL_LIMIT = 30000; // a longer unfinished block shows as text: re-parsing it every frame would cost too much
+  // The tail is re-rendered each frame it changes: a long one, or one whose render got slow, shows as text until
+  // its block is finished (the server's render of the block then replaces it), so a frame stays well under 50 ms.
+  var TAIL_LIMIT = 6000;
+  var SLOW_MS = 8;
   var LANGUAGE = /^[\w#+.-]{1,32}$/;
   var DATA_IMAGE = /^data:image\/(?:png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]*$/i;
   var MAX_MATH = 4000;
@@ -170,7 +173,7 @@
     if (tag === "button" && name === "data-src") return ["http", "https"].indexOf(schemeOf(value)) >= 0 ? value : null;
     if (name === "style") {
       var align = /^\s*text-align\s*:\s*(left|right|center)\s*;?\s*$/i.exec(value);
-      return align ? "text-align: " + align[1].toLowerCase() : null;
+      return align ? "text-align:" + align[1].toLowerCase() : null;
     }
     return value;
   }
@@ -244,17 +247,53 @@
   }
 
   // The unfinished tail of a streaming answer, rendered; as plain text when it is too long or a library is missing.
+  // It is parsed at most every RENDER_EVERY ms: in between, new text is appended as text to the last element
+  // rendered (one cheap text node), and a trailing render follows, so the tail is never left unformatted.
+  var RENDER_EVERY = 100;
+
   function renderTail(element, text) {
-    if (element.__text === text) return;
+    var before = element.__text || "";
+    if (before === text) return;
     element.__text = text;
-    if (!text || !md || !purify || text.length > TAIL_LIMIT) {
+    // A new block began (the tail is not a continuation of the last one): it may render live again.
+    if (text.slice(0, 64) !== before.slice(0, 64)) element.__slowAt = Infinity;
+    var limit = Math.min(TAIL_LIMIT, element.__slowAt || Infinity);
+    if (!text || !md || !purify || text.length > limit) {
+      clearTimeout(element.__timer);
+      element.__timer = null;
       element.classList.remove("tail-live");
       element.textContent = text || "";
       return;
     }
+    var since = performance.now() - (element.__renderedAt || 0);
+    if (since < RENDER_EVERY && before && text.indexOf(before) === 0 && element.classList.contains("tail-live")) {
+      appendText(element, text.slice(before.length));
+      if (!element.__timer) {
+        element.__timer = setTimeout(function () {
+          element.__timer = null;
+          if (element.isConnected && element.__text) renderNow(element, element.__text);
+        }, RENDER_EVERY - since);
+      }
+      return;
+    }
+    renderNow(element, text);
+  }
+
+  function renderNow(element, text) {
+    var started = performance.now();
     element.classList.add("tail-live");
     element.innerHTML = render(text);
     typeset(element);
+    element.__renderedAt = performance.now();
+    if (element.__renderedAt - started > SLOW_MS) element.__slowAt = text.length;
+  }
+
+  function appendText(element, text) {
+    var target = element;
+    while (target.lastElementChild && !target.lastElementChild.classList.contains("math")) {
+      target = target.lastElementChild;
+    }
+    target.appendChild(document.createTextNode(text));
   }
 
   // Finished blocks from the server, as a fragment with its math typeset, ready to append.
@@ -266,6 +305,12 @@
   }
 
   document.addEventListener("chat:message", function (event) { typeset(event.target); });
+
+  // The first render compiles markdown-it's rules and sets up DOMPurify (~100 ms): pay it while the page is
+  // idle, not in the first frame of a stream.
+  var warm = function () { render("*warm* **up** `x`\n\n- a\n\n| a |\n|---|\n| b |\n\n```\nc\n```"); };
+  if (window.requestIdleCallback) window.requestIdleCallback(warm, { timeout: 2000 });
+  else setTimeout(warm, 200);
 
   window.ChatMarkdown = { render: render, sanitize: sanitize, renderTail: renderTail, typeset: typeset, fragment: fragment };
 })();
