@@ -26,6 +26,7 @@ from playground.chat.forms import (
 )
 from playground.chat.models import CONTEXT_POLICIES, Attachment, Conversation, Message, get_conversation
 from playground.chat.services import Turn
+from playground.chat.starts import new_conversation
 from playground.connections.models import Connection, ensure_local_connection
 from playground.lib import downloads
 
@@ -388,7 +389,7 @@ async def send(request, pk):
 
 
 def _create(request):
-    conversation = Conversation(owner=request.user)
+    conversation = new_conversation(request.user)
     invalid_params = _apply_panel(request, conversation)
     content = request.POST.get("content", "")
     composer = ComposerForm(request.POST) if content.strip() else None
