@@ -31,8 +31,9 @@ def test_bold_renders_in_the_tail_before_the_answer_finishes(open_chat):
 
 def test_math_is_typeset_and_cannot_inject_script(open_chat):
     page = open_chat()
-    dialogs = []
+    dialogs, console = [], []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.on("console", lambda message: console.append(message.text) if message.type == "error" else None)
     text = (
         r"Euler: $e^{i\pi}+1=0$ and $\href{javascript:alert(1)}{click}$ and $\url{javascript:alert(2)}$ "
         r"and $<img src=x onerror=alert(3)>$ and $\htmlClass{x}{y}$."
@@ -57,6 +58,11 @@ def test_math_is_typeset_and_cannot_inject_script(open_chat):
     assert page.locator("#thread [onerror], #thread [onclick]").count() == 0
     page.wait_for_timeout(200)
     assert dialogs == []
+    # The vendored KaTeX fonts load from our own origin under the page's CSP.
+    page.wait_for_function(
+        "() => Array.from(document.fonts).some(f => f.family.replace(/\"/g, '') === 'KaTeX_Main' && f.status === 'loaded')"
+    )
+    assert [line for line in console if "Content Security Policy" in line] == []
     screenshot(page, "chat-math")
 
 
