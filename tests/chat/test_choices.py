@@ -18,16 +18,21 @@ pytestmark = pytest.mark.django_db(transaction=True)
 async def test_the_other_choices_stream_as_deltas_and_are_saved(live_server, alice, make_conversation):
     conversation = await sync_to_async(make_conversation)(params={"n": 2})
     ws = await connect(conversation.pk, alice)
-    turn = await services.send(conversation, "two [say:One **first**.] [say:Two *second* here.]")
+    first, second = "One **first** " + "a " * 30 + "end.", "Two *second* here " + "b " * 30 + "end."
+    turn = await services.send(conversation, f"two [say:{first}] [say:{second}]")
     events = await receive_until_final(ws, turn.assistant.pk)
     await ws.disconnect()
     deltas = [e for e in events if e["type"] == "delta"]
     seqs = [d["seq"] for d in deltas]
     assert seqs == sorted(set(seqs))
-    assert "".join(d.get("choices", {}).get("1", "") for d in deltas) == "Two *second* here."
-    assert "".join(d["text"] for d in deltas) == "One **first**."
+    assert "".join(d.get("choices", {}).get("1", "") for d in deltas) == second
+    assert "".join(d["text"] for d in deltas) == first
+    # The choices stream side by side: the second one's text arrives before the first one is over.
+    first_of_second = next(i for i, d in enumerate(deltas) if d.get("choices"))
+    last_of_first = max(i for i, d in enumerate(deltas) if d["text"])
+    assert first_of_second < last_of_first
     message = await Message.objects.aget(pk=turn.assistant.pk)
-    assert message.choices == ["Two *second* here."]
+    assert message.content == first and message.choices == [second]
     done = events[-1]["html"]
     assert 'role="tab"' in done and "<em>second</em>" in done and "Continue with this one" in done
 
