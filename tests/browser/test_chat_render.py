@@ -64,6 +64,10 @@ def test_math_is_typeset_and_cannot_inject_script(open_chat):
     )
     assert [line for line in console if "Content Security Policy" in line] == []
     screenshot(page, "chat-math")
+    page.get_by_role("button", name="Toggle dark mode").click()
+    page.set_viewport_size({"width": 390, "height": 844})
+    answer.scroll_into_view_if_needed()
+    screenshot(page, "chat-math-dark-phone")
 
 
 def test_the_live_render_is_sanitized_like_the_server_render(open_chat):
