@@ -1,6 +1,6 @@
 from django.urls import path
 
-from playground.chat import tool_views, views
+from playground.chat import choices, tool_views, views
 
 app_name = "chat"
 
@@ -21,5 +21,6 @@ urlpatterns = [
     path("c/<int:pk>/messages/<int:mid>/tool-results/", tool_views.tool_results, name="tool_results"),
     path("c/<int:pk>/tools/copy/", tool_views.copy_tools, name="copy_tools"),
     path("c/start/picker/", tool_views.start_picker, name="start_picker"),
+    path("c/<int:pk>/messages/<int:mid>/choose/<int:number>/", choices.continue_with, name="choose"),
     path("attachments/<int:pk>/", views.attachment, name="attachment"),
 ]

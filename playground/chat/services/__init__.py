@@ -20,7 +20,7 @@ from playground.chat.services.generation import (
     running,
 )
 from playground.chat.services.limits import Limits, limits_of, rejects_stream_options
-from playground.chat.services.recovery import beat, mark_interrupted, sweep
+from playground.chat.services.recovery import ORPHAN_AFTER, beat, interrupt_orphan, mark_interrupted, orphan_wait, sweep
 from playground.chat.services.request import (
     CHARS_PER_TOKEN,
     MAX_MESSAGES,
@@ -65,6 +65,7 @@ __all__ = [
     "KIND",
     "LIVE_LOST_NOTICE",
     "MAX_MESSAGES",
+    "ORPHAN_AFTER",
     "PART_TYPES",
     "PREVIEW_BYTES",
     "SNAPSHOT_TIMEOUT",
@@ -85,9 +86,11 @@ __all__ = [
     "conversation_group",
     "eligible_history",
     "generation_group",
+    "interrupt_orphan",
     "launcher",
     "limits_of",
     "mark_interrupted",
+    "orphan_wait",
     "pending_calls",
     "pick_model",
     "prepare_tool_results",

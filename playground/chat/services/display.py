@@ -25,4 +25,5 @@ async def snapshot_from_database(message: Message) -> dict:
         "tail": tail,
         "reasoning": message.reasoning,
         "content": message.content,
+        "choices": list(message.choices or []),
     }
