@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from django.db.models import Q
 
 from playground.catalog.models import CatalogModel
+from playground.chat import branches
 from playground.chat.forms import KIND_ADVICE, Upload, accepted_kinds, chat_params_form, human_size
 from playground.chat.models import Attachment, Conversation, Message
 from playground.connections.models import Connection, ensure_local_connection
@@ -75,11 +76,12 @@ class ChatRequest:
 
 
 def eligible_history(messages) -> list[Message]:
-    """The turns that go upstream: user messages and answers with content (failed answers are left out)."""
+    """The turns that go upstream: user and system messages (a system message may be inserted anywhere, as a
+    few-shot example) and answers with content (failed answers are left out)."""
     return [
         m
         for m in messages
-        if m.role == "user"
+        if m.role in ("user", "system")
         or (m.role == "assistant" and m.content and m.status not in (Message.ERROR, Message.STREAMING))
     ]
 
@@ -211,5 +213,5 @@ def build_request(
 def preview_request(conversation: Conversation, next_user: str = "") -> ChatRequest:
     connection = connection_for(conversation)
     model = pick_model(chat_models(connection), conversation.model_id) or selected_model(conversation)
-    history = list(conversation.messages.prefetch_related("attachments"))
+    history = branches.thread(conversation)
     return build_request(conversation, model, history, next_user=next_user or "…", preview=True, connection=connection)

@@ -10,6 +10,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
+from playground.chat import branches
 from playground.chat.forms import Upload
 from playground.chat.models import Attachment, Conversation, Message, attachment_name
 from playground.chat.services.display import render_message
@@ -19,6 +20,8 @@ from playground.chat.services.request import ChatRequest, build_request, connect
 from playground.upstream.client import Endpoint
 
 log = logging.getLogger(__name__)
+
+END = object()  # prepare_turn's default place: the end of the selected path
 
 
 @dataclass
@@ -53,6 +56,7 @@ def prepare_turn(
     attachments: list[Upload] = (),
     replace: Message | None = None,
     launch=None,
+    parent=END,
 ) -> Turn:
     """Save the user message (when given) and the assistant placeholder, and build the request (sync code).
 
@@ -64,15 +68,19 @@ def prepare_turn(
     """
     connection = connection_for(conversation)
     model = selected_model(conversation)
-    history = (
-        conversation.messages.exclude(status=Message.STREAMING)
-        .only("role", "content", "status")
-        .prefetch_related("attachments")
+    # The request carries the path to where the new message goes: the end of the selected path, or `parent`
+    # (an edited question's parent, a regenerated answer's question).
+    rows = list(
+        conversation.messages.only("role", "content", "status", "parent", "selected").prefetch_related("attachments")
     )
     if replace is not None:
-        history = history.exclude(pk=replace.pk)
+        parent = replace.parent_id
+    elif parent is END:
+        path = branches.path_of(rows, annotated=False)
+        parent = path[-1].pk if path else None
+    history = [m for m in branches.ancestors(rows, parent) if m.status != Message.STREAMING]
     request = build_request(
-        conversation, model, list(history), next_user=content, next_attachments=attachments, connection=connection
+        conversation, model, history, next_user=content, next_attachments=attachments, connection=connection
     )
     endpoint = connection.endpoint()
     generation = launch(endpoint, request.body, limits_of(connection)) if launch is not None else None
@@ -85,15 +93,17 @@ def prepare_turn(
         with transaction.atomic():
             user_message = None
             if content is not None:
-                user_message = Message.objects.create(conversation=conversation, role="user", content=content)
+                user_message = branches.add(conversation, parent, role="user", content=content)
                 save_attachments(user_message, attachments, stored)
                 conversation.title_from(content)
+                parent = user_message.pk
             if model is not None and not conversation.model_id:
                 conversation.model_id = model.model_id
             conversation.save()
             params = {k: v for k, v in request.body.items() if k not in ("model", "messages")}
-            assistant = Message.objects.create(
-                conversation=conversation,
+            assistant = branches.add(
+                conversation,
+                parent,
                 role="assistant",
                 status=Message.STREAMING,
                 model_id=request.body["model"],
