@@ -64,6 +64,7 @@ async def run(operation, conversation, args):
 
 async def test_edit_regenerate_switch_and_send_follow_the_selected_path(provider, sent):
     conversation = await sync_to_async(new_conversation)(provider)
+
     async def send(text):
         turn = await services.send(conversation, text)
         message = await finish(turn.assistant.pk)
