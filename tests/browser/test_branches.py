@@ -1,0 +1,113 @@
+"""Branches and compare in Chromium: edit and resend then switch branches (saved across a reload), and three
+compare columns streaming at once, then "Continue with this one"; at desktop width and at 390 px."""
+
+import os
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.test_chat import DONE, send
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
+
+SHOTS = "/tmp/branches-shots"
+
+
+def shot(page, name: str) -> None:
+    page.screenshot(path=f"{SHOTS}/{name}.png", full_page=False)
+
+
+def test_edit_and_resend_then_switch_branches(open_chat):
+    os.makedirs(SHOTS, exist_ok=True)
+    page = open_chat()
+    first = send(page, "Name a river in France")
+    expect(first).to_have_attribute("data-status", "complete", timeout=DONE)
+    first_text = first.locator(".message-body").inner_text()
+
+    question = page.locator('article[data-role="user"]').first
+    question.hover()
+    question.locator(".action-edit summary").click()
+    question.get_by_label("Edited message").fill("Name a river in Italy")
+    question.get_by_role("button", name="Save and resend").click()
+
+    answer = page.locator('article[data-role="assistant"]')
+    expect(answer).to_have_count(1)
+    expect(page.locator('article[data-role="user"] .message-body')).to_have_text("Name a river in Italy")
+    expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
+    expect(page.locator('article[data-role="user"] .sibling-count')).to_have_text("2/2")
+    shot(page, "edit-branch-desktop")
+
+    # Back to the first version: its question and its answer, in place; the choice survives a reload.
+    page.get_by_role("button", name="Previous version").click()
+    expect(page.locator('article[data-role="user"] .message-body')).to_have_text("Name a river in France")
+    expect(page.locator('article[data-role="user"] .sibling-count')).to_have_text("1/2")
+    expect(page.locator('article[data-role="assistant"] .message-body')).to_have_text(first_text)
+    page.reload()
+    expect(page.locator('article[data-role="user"] .message-body')).to_have_text("Name a river in France")
+    page.get_by_role("button", name="Next version").click()
+    expect(page.locator('article[data-role="user"] .message-body')).to_have_text("Name a river in Italy")
+
+    # Regenerate the answer: a second version of it, streamed in its place.
+    page.locator('article[data-role="assistant"]').hover()
+    page.get_by_role("button", name="Regenerate").click()
+    regenerated = page.locator('article[data-role="assistant"]')
+    expect(regenerated.locator(".sibling-count")).to_have_text("2/2")
+    expect(regenerated).to_have_attribute("data-status", "complete", timeout=DONE)
+
+
+def test_compare_three_columns_streaming_at_once(open_chat):
+    os.makedirs(SHOTS, exist_ok=True)
+    page = open_chat()
+    page.get_by_role("textbox", name="Message").fill("Write 400 words about tides")
+    page.locator("#compare-setup summary").click()
+    page.get_by_label("Model of column 1").select_option("local/chat")
+    page.get_by_label("Model of column 2").select_option("local/reasoner")
+    page.get_by_label("Model of column 3").select_option("local/chat")
+    page.get_by_label("Parameters of column 3 (JSON)").fill('{"temperature": 0.2}')
+    page.locator("#compare-button").click()
+
+    columns = page.locator(".compare-grid article[data-role='assistant']")
+    expect(columns).to_have_count(3)
+    expect(page.locator('article[data-role="user"] .message-body')).to_have_text("Write 400 words about tides")
+    # All three grow while all three are streaming.
+    seen_together = False
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not seen_together:
+        state = page.evaluate(
+            """() => Array.from(document.querySelectorAll('.compare-grid article')).map(a => [
+                a.dataset.status, a.querySelector('.message-body').innerText.length])"""
+        )
+        seen_together = all(status == "streaming" and length > 0 for status, length in state)
+        if not seen_together:
+            page.wait_for_timeout(50)
+    assert seen_together, "the three columns were never streaming text at the same time"
+    shot(page, "compare-streaming-desktop")
+    page.set_viewport_size({"width": 390, "height": 844})
+    shot(page, "compare-streaming-phone")
+    page.set_viewport_size({"width": 1280, "height": 860})
+
+    for index in range(3):
+        expect(columns.nth(index)).to_have_attribute("data-status", "complete", timeout=DONE)
+        meta = columns.nth(index).locator(".message-meta")
+        expect(meta).to_contain_text("TTFT")
+        expect(meta).to_contain_text("completion")
+    expect(columns.nth(1).locator(".message-model")).to_have_text("local/reasoner")
+    shot(page, "compare-done-desktop")
+    page.set_viewport_size({"width": 390, "height": 844})
+    # At 390 px the grid scrolls sideways inside itself; the page does not.
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+    grid = page.locator(".compare-grid")
+    assert grid.evaluate("g => g.scrollWidth > g.clientWidth")
+    shot(page, "compare-done-phone")
+    page.set_viewport_size({"width": 1280, "height": 860})
+
+    columns.nth(1).get_by_role("button", name="Continue with this one").click()
+    expect(page.locator(".compare-grid")).to_have_count(0)
+    answer = page.locator('article[data-role="assistant"]')
+    expect(answer).to_have_count(1)
+    expect(answer.locator(".message-model")).to_have_text("local/reasoner")
+    expect(answer.locator(".sibling-count")).to_have_text("2/3")
+    page.reload()
+    expect(page.locator('article[data-role="assistant"] .sibling-count')).to_have_text("2/3")
+    shot(page, "compare-picked-desktop")
