@@ -285,9 +285,11 @@ def _create(imported: Imported, owner, connection, storage, stored: list[str]) -
             params=imported.params,
             context_policy=imported.context_policy,
         )
+        parent = None  # a linear thread: each message follows the one before
         for item in imported.messages:
             message = Message.objects.create(
                 conversation=conversation,
+                parent_id=parent,
                 role=item.role,
                 content=item.content,
                 reasoning=item.reasoning,
@@ -299,6 +301,7 @@ def _create(imported: Imported, owner, connection, storage, stored: list[str]) -
                 finish_reason=item.finish_reason,
                 choices=item.choices,
             )
+            parent = message.pk
             for f in item.files:
                 name = storage.save(attachment_name(owner.pk, f.name), ContentFile(f.data))
                 stored.append(name)
