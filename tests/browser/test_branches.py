@@ -111,3 +111,31 @@ def test_compare_three_columns_streaming_at_once(open_chat):
     page.reload()
     expect(page.locator('article[data-role="assistant"] .sibling-count')).to_have_text("2/3")
     shot(page, "compare-picked-desktop")
+
+
+def test_insert_a_few_shot_message_and_delete_one(open_chat):
+    page = open_chat()
+    answer = send(page, "Translate: cat")
+    expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
+    question = page.locator('article[data-role="user"]').first
+    question.hover()
+    question.locator(".action-insert summary", has_text="Insert above").click()
+    form = question.locator(".action-insert[open] form")
+    form.get_by_label("Role").select_option("system")
+    form.get_by_label("Inserted message").fill("Answer in French.")
+    form.get_by_role("button", name="Insert").click()
+    roles = page.locator("#message-list article")
+    expect(roles.first).to_have_attribute("data-role", "system")
+    expect(roles).to_have_count(3)
+
+    page.on("dialog", lambda dialog: dialog.accept())
+    answer = page.locator('article[data-role="assistant"]')
+    answer.hover()
+    answer.get_by_role("button", name="Delete message").click()
+    expect(page.locator("#message-list article")).to_have_count(2)
+    page.reload()
+    expect(page.locator("#message-list article")).to_have_count(2)
+    expect(page.locator("#message-list article").first).to_contain_text("Answer in French.")
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.locator('article[data-role="user"]').locator(".action-edit summary").click()
+    shot(page, "edit-open-phone")

@@ -145,3 +145,30 @@ async def test_inserted_and_deleted_messages_shape_the_next_request(provider, se
             {"role": "user", "content": "Translate: bird"},
         ],
     }
+
+
+async def test_a_retried_answer_in_the_middle_keeps_what_followed_it(provider, sent):
+    conversation = await sync_to_async(new_conversation)(provider)
+    q1 = await sync_to_async(branches.add)(conversation, None, role="user", content="Name a lake.")
+    failed = await sync_to_async(branches.add)(
+        conversation, q1.pk, role="assistant", status=Message.ERROR, error={"message": "boom"}
+    )
+    turn = await services.send(conversation, "And a mountain?")
+    await finish(turn.assistant.pk)
+    base = {k: v for k, v in sent[0].items() if k != "messages"}
+    # The failed answer is left out of the request; the retry asks from the path up to its question.
+    assert sent[0]["messages"] == [
+        {"role": "user", "content": "Name a lake."},
+        {"role": "user", "content": "And a mountain?"},
+    ]
+    retry = await sync_to_async(services.prepare_turn)(conversation, None, replace=failed)
+    await services.start_turn(retry)
+    answer = await finish(retry.assistant.pk)
+    assert sent[1] == {**base, "messages": [{"role": "user", "content": "Name a lake."}]}
+    assert not await Message.objects.filter(pk=failed.pk).aexists()
+    assert await sync_to_async(path_of)(conversation) == [
+        ("user", "Name a lake."),
+        ("assistant", answer.content),
+        ("user", "And a mountain?"),
+        ("assistant", (await Message.objects.aget(pk=turn.assistant.pk)).content),
+    ]
