@@ -7,8 +7,10 @@ import pytest
 from django.apps import apps
 from django.urls import reverse
 
-from playground.chat import branches
-from playground.chat.models import Conversation, Message
+from playground.chat import branches, services
+from playground.chat.models import Attachment, Conversation, Message
+from playground.chat.services import branches as operations
+from tests.chat.test_attachments import data_uri, png, upload
 
 pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
 
@@ -180,3 +182,36 @@ def test_duplicate_copies_the_tree(make_conversation, tree):
     assert copy.messages.count() == conversation.messages.count()
     thread = branches.thread(copy)
     assert [(x.sibling_index, x.sibling_count) for x in thread] == [(1, 2), (2, 2)]
+
+
+def test_an_edited_message_keeps_its_files_in_the_request_and_in_storage(
+    make_conversation, settings, tmp_path, django_capture_on_commit_callbacks
+):
+
+    settings.MEDIA_ROOT = tmp_path
+    conversation = make_conversation("local/vision")
+    image = png()
+    first = services.prepare_turn(conversation, "what is this?", attachments=[upload("dot.png", image, "image/png")])
+    original = first.user_message
+    kept = list(original.attachments.all())
+    edited = services.prepare_turn(conversation, "what colour is this?", parent=original.parent_id, kept=kept)
+    assert edited.request.body["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "what colour is this?"},
+                {"type": "image_url", "image_url": {"url": data_uri("image/png", image)}},
+            ],
+        }
+    ]
+    copy = Attachment.objects.get(message=edited.user_message)
+    assert copy.file.name == kept[0].file.name
+    # The original's row goes; the file stays while the edited version refers to it.
+    Message.objects.filter(pk=first.assistant.pk).update(status=Message.COMPLETE)
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        operations._delete(conversation, {"message_id": original.pk})
+    assert callbacks and (tmp_path / copy.file.name).read_bytes() == image
+    # Once the last row referring to it goes, so does the file.
+    with django_capture_on_commit_callbacks(execute=True):
+        operations._delete(conversation, {"message_id": edited.user_message.pk})
+    assert not (tmp_path / copy.file.name).exists()

@@ -68,7 +68,8 @@ async def edit(conversation: Conversation, user, args: dict) -> Turn:
     if original.role != "user":
         raise Refused("message_id: only a user message can be edited and resent.")
     content = content_of(args)
-    return await _turn(conversation, user, content, parent=original.parent_id)
+    kept = await sync_to_async(list)(original.attachments.all())
+    return await _turn(conversation, user, content, parent=original.parent_id, kept=kept)
 
 
 async def regenerate(conversation: Conversation, user, args: dict) -> Turn:

@@ -57,14 +57,16 @@ def prepare_turn(
     replace: Message | None = None,
     launch=None,
     parent=END,
+    kept: list[Attachment] = (),
 ) -> Turn:
     """Save the user message (when given) and the assistant placeholder, and build the request (sync code).
 
-    `replace` is an answer to regenerate: a new placeholder follows it, and it is deleted only once the new
-    answer is complete (a failed retry loses nothing). With `launch`
-    (see launcher) the upstream call starts as soon as the body is built, so the writes and the rendering of the
-    placeholder overlap with the upstream's time to first token; what arrives meanwhile waits in memory until
-    the generation knows its message.
+    `parent` is where the new message goes (default: the end of the selected path); `kept` are attachments of an
+    edited message that its new version keeps. `replace` is an answer to regenerate: a new placeholder becomes its
+    selected sibling, and it is deleted only once the new answer is complete (a failed retry loses nothing). With
+    `launch` (see launcher) the upstream call starts as soon as the body is built, so the writes and the rendering
+    of the placeholder overlap with the upstream's time to first token; what arrives meanwhile waits in memory
+    until the generation knows its message.
     """
     connection = connection_for(conversation)
     model = selected_model(conversation)
@@ -80,7 +82,12 @@ def prepare_turn(
         parent = path[-1].pk if path else None
     history = [m for m in branches.ancestors(rows, parent) if m.status != Message.STREAMING]
     request = build_request(
-        conversation, model, history, next_user=content, next_attachments=attachments, connection=connection
+        conversation,
+        model,
+        history,
+        next_user=content,
+        next_attachments=[*attachments, *kept],
+        connection=connection,
     )
     endpoint = connection.endpoint()
     generation = launch(endpoint, request.body, limits_of(connection)) if launch is not None else None
@@ -95,6 +102,18 @@ def prepare_turn(
             if content is not None:
                 user_message = branches.add(conversation, parent, role="user", content=content)
                 save_attachments(user_message, attachments, stored)
+                # An edited message keeps the original's files (the rows share them; see delete_unused_file).
+                Attachment.objects.bulk_create(
+                    Attachment(
+                        message=user_message,
+                        file=a.file.name,
+                        kind=a.kind,
+                        content_type=a.content_type,
+                        name=a.name,
+                        size=a.size,
+                    )
+                    for a in kept
+                )
                 conversation.title_from(content)
                 parent = user_message.pk
             if model is not None and not conversation.model_id:
