@@ -33,6 +33,7 @@ async def _run(request, pk, operation, args: dict, *, live: bool = False) -> Htt
         return HttpResponse(
             "The live channel (Redis) cannot be reached; nothing changed. Try again in a moment.", status=503
         )
+    await operations.announce(conversation, request.headers.get("X-Chat-Tab", ""))
     if not request.htmx:
         return redirect("chat:conversation", pk=pk)
     return HttpResponse(await sync_to_async(_thread_html)(request, conversation))

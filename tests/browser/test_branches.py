@@ -7,6 +7,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.conftest import orm
 from tests.browser.test_chat import DONE, send
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
@@ -139,3 +140,29 @@ def test_insert_a_few_shot_message_and_delete_one(open_chat):
     page.set_viewport_size({"width": 390, "height": 844})
     page.locator('article[data-role="user"]').locator(".action-edit summary").click()
     shot(page, "edit-open-phone")
+
+
+def test_a_branch_switched_in_one_tab_shows_in_the_other(open_chat, context):
+    from playground.chat import branches
+    from playground.chat.models import Conversation
+
+    page = open_chat()
+    pk = int(page.url.rstrip("/").split("/")[-1])
+
+    def build():
+        conversation = Conversation.objects.get(pk=pk)
+        q = branches.add(conversation, None, role="user", content="Which sea?")
+        branches.add(conversation, q.pk, role="assistant", content="The Baltic.")
+        branches.add(conversation, q.pk, role="assistant", content="The North Sea.")
+
+    orm(build)
+    page.reload()
+    other = context.new_page()
+    other.goto(f"/c/{pk}/")
+    other.wait_for_function("() => window.ChatClient !== undefined")
+    expect(other.locator('article[data-role="assistant"] .message-body')).to_have_text("The North Sea.")
+    other.wait_for_timeout(300)  # its websocket is up
+    page.get_by_role("button", name="Previous version").click()
+    expect(page.locator('article[data-role="assistant"] .message-body')).to_have_text("The Baltic.")
+    expect(other.locator('article[data-role="assistant"] .message-body')).to_have_text("The Baltic.")
+    expect(other.locator('article[data-role="assistant"] .sibling-count')).to_have_text("1/2")

@@ -215,3 +215,21 @@ def test_an_edited_message_keeps_its_files_in_the_request_and_in_storage(
     with django_capture_on_commit_callbacks(execute=True):
         operations._delete(conversation, {"message_id": edited.user_message.pk})
     assert not (tmp_path / copy.file.name).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_other_tabs_hear_that_the_thread_changed_with_the_tab_that_changed_it(alice, async_client, tree):
+    from asgiref.sync import sync_to_async
+
+    from tests.chat.conftest import connect
+
+    conversation, m = tree
+    await async_client.aforce_login(alice)
+    ws = await connect(conversation.pk, alice)
+    response = await async_client.post(
+        reverse("chat:switch", args=[conversation.pk, m["a1"].pk]), headers={**HTMX, "X-Chat-Tab": "tab-1"}
+    )
+    assert response.status_code == 200
+    assert await ws.receive_json_from(timeout=5) == {"type": "thread", "origin": "tab-1"}
+    await ws.disconnect()
+    assert (await sync_to_async(contents)(conversation))[-1] == "second answer"

@@ -4,7 +4,8 @@ For a websocket `send` frame whose `action` names one of these (the htmx views i
 same functions). Each raises branches.Refused (words naming the field and the limit) or limits.TooBusy for input
 it refuses, and Http404 for another user's conversation or message. edit, regenerate: a Turn; compare: a list of
 Turns (one per column); switch, pick, insert: the Message; delete: None. New answers are announced to the
-conversation's group by `chat.start` frames carrying their message ids, and their deltas carry them too.
+conversation's group by `chat.start` frames carrying their message ids, and their deltas carry them too. After
+any of them, `branches.announce(conversation, origin)` tells the other tabs to fetch the selected path again.
 """
 
 from playground.chat.services import branches, compare

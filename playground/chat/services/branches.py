@@ -6,16 +6,21 @@ with words naming the field and the limit; another user's conversation or messag
 """
 
 import asyncio
+import logging
 
 from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
 from django.db import transaction
 from django.http import Http404
 
 from playground.chat import branches
 from playground.chat.forms import MESSAGE_LIMIT
 from playground.chat.models import Conversation, Message
+from playground.chat.services.generation import conversation_group
 from playground.chat.services.limits import check_capacity
 from playground.chat.services.turns import Turn, launcher, prepare_turn, start_turn
+
+log = logging.getLogger(__name__)
 
 ROLES = ("system", "user", "assistant", "tool")
 
@@ -56,6 +61,17 @@ async def _turn(conversation: Conversation, user, content: str | None, **where) 
     turn = await sync_to_async(prepare_turn)(conversation, content, launch=launch, **where)
     await start_turn(turn)
     return turn
+
+
+async def announce(conversation: Conversation, origin: str = "") -> None:
+    """Tell the conversation's other tabs that its thread changed shape (they fetch the selected path again);
+    `origin` names the tab that made the change, which has the new thread already."""
+    try:
+        await get_channel_layer().group_send(
+            conversation_group(conversation.pk), {"type": "chat.thread", "origin": origin[:64]}
+        )
+    except Exception as exc:  # the other tabs see the change when they reload
+        log.warning("Could not announce the new thread of conversation %s: %r", conversation.pk, exc)
 
 
 # ---------------------------------------------------------------- operations
