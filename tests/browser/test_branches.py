@@ -132,7 +132,7 @@ def test_insert_a_few_shot_message_and_delete_one(open_chat):
     page.on("dialog", lambda dialog: dialog.accept())
     answer = page.locator('article[data-role="assistant"]')
     answer.hover()
-    answer.get_by_role("button", name="Delete message").click()
+    answer.get_by_role("button", name="Remove this message").click()
     expect(page.locator("#message-list article")).to_have_count(2)
     page.reload()
     expect(page.locator("#message-list article")).to_have_count(2)
