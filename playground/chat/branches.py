@@ -7,7 +7,7 @@ computed in Python from the conversation's rows, read in one query: a page of 50
 than a page of 5.
 """
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 from playground.chat.models import Message
@@ -111,6 +111,24 @@ def add(conversation, parent_id: int | None, *, selected: bool = True, **fields)
         siblings(conversation, parent_id).update(selected=False)
     message.save()
     return message
+
+
+def select(conversation, message_id: int) -> None:
+    """Put a message on the selected path: it and each of its ancestors become the selected one among their
+    siblings (one query for the tree, two for each level that changes)."""
+    pk = getattr(conversation, "pk", conversation)
+    rows = {
+        row[0]: row[1:] for row in Message.objects.filter(conversation_id=pk).values_list("pk", "parent", "selected")
+    }
+    flagged = Counter(parent for parent, selected in rows.values() if selected)
+    key, seen = message_id, set()
+    while key in rows and key not in seen:
+        seen.add(key)
+        parent, selected = rows[key]
+        if not selected or flagged[parent] > 1:
+            siblings(pk, parent).exclude(pk=key).update(selected=False)
+            Message.objects.filter(pk=key).update(selected=True)
+        key = parent
 
 
 def siblings(conversation, parent_id: int | None):

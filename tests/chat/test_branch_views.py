@@ -233,3 +233,11 @@ async def test_other_tabs_hear_that_the_thread_changed_with_the_tab_that_changed
     assert await ws.receive_json_from(timeout=5) == {"type": "thread", "origin": "tab-1"}
     await ws.disconnect()
     assert (await sync_to_async(contents)(conversation))[-1] == "second answer"
+
+
+def test_switching_to_a_message_off_the_path_selects_its_ancestors_too(alice_client, tree):
+    conversation, m = tree
+    # a2 is on a1's branch, which is not selected: switching to it brings its whole path.
+    post(alice_client, "switch", conversation, m["a2"].pk)
+    assert contents(conversation) == ["first question", "first answer", "second question", "second answer"]
+    assert Message.objects.filter(conversation=conversation, parent=m["q1"], selected=True).count() == 1

@@ -94,14 +94,15 @@ async def regenerate(conversation: Conversation, user, args: dict) -> Turn:
     answer = await sync_to_async(message_of)(conversation, args)
     if answer.role != "assistant":
         raise Refused("message_id: only an answer can be regenerated.")
+    if answer.parent_id is None:
+        raise Refused("message_id: this answer starts the thread; there is nothing before it to answer.")
     return await _turn(conversation, user, None, parent=answer.parent_id)
 
 
 def _switch(conversation: Conversation, args: dict) -> Message:
     message = message_of(conversation, args)
     with transaction.atomic():
-        branches.siblings(conversation, message.parent_id).exclude(pk=message.pk).update(selected=False)
-        Message.objects.filter(pk=message.pk).update(selected=True)
+        branches.select(conversation, message.pk)
     message.selected = True
     return message
 

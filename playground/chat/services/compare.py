@@ -130,10 +130,8 @@ def _pick(conversation: Conversation, args: dict) -> Message:
     if not message.compare:
         raise Refused("message_id: this answer is not a column of an open comparison.")
     with transaction.atomic():
-        group = branches.siblings(conversation, message.parent_id)
-        group.exclude(pk=message.pk).update(selected=False)
-        Message.objects.filter(pk=message.pk).update(selected=True)
-        group.filter(compare=message.compare).update(compare="")
+        branches.select(conversation, message.pk)
+        branches.siblings(conversation, message.parent_id).filter(compare=message.compare).update(compare="")
     message.selected, message.compare = True, ""
     return message
 
