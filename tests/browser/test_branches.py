@@ -166,3 +166,8 @@ def test_a_branch_switched_in_one_tab_shows_in_the_other(open_chat, context):
     expect(page.locator('article[data-role="assistant"] .message-body')).to_have_text("The Baltic.")
     expect(other.locator('article[data-role="assistant"] .message-body')).to_have_text("The Baltic.")
     expect(other.locator('article[data-role="assistant"] .sibling-count')).to_have_text("1/2")
+    os.makedirs(SHOTS, exist_ok=True)
+    shot(other, "siblings-desktop")
+    other.set_viewport_size({"width": 390, "height": 844})
+    assert other.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+    shot(other, "siblings-phone")
