@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "template_partials",
     "playground.accounts",
     "playground.connections",
+    "playground.teams",
     "playground.catalog",
     "playground.chat",
     "playground.rerank",

@@ -6,6 +6,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("playground.accounts.urls")),
     path("connections/", include("playground.connections.urls")),
+    path("teams/", include("playground.teams.urls")),
     path("catalog/", include("playground.catalog.urls")),
     path("rerank/", include("playground.rerank.urls")),
     path("speech/", include("playground.speech.urls")),

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from playground.batches.models import Batch
 from playground.connections.models import Connection
+from playground.teams import usage as team_usage
 from playground.upstream import client
 from playground.upstream.errors import UpstreamError
 
@@ -46,6 +47,7 @@ async def submit(
     metadata: dict[str, str],
 ) -> Batch:
     """Upload the input file, create the batch and record it. Raises UpstreamError."""
+    await team_usage.acheck(connection, user, "batch")
     endpoint = await connection.aendpoint()
     uploaded = await client.file_upload(endpoint, filename=filename, content=content, purpose="batch")
     file_id = uploaded.data["id"]
@@ -62,7 +64,18 @@ async def submit(
     )
     batch.apply(created.data)
     await batch.asave()
+    await team_usage.arecord(
+        connection.pk, user.pk, "batch", model=_first_model(content), documents=batch.request_count, status="submitted"
+    )
     return batch
+
+
+def _first_model(content: bytes) -> str:
+    """The model of the batch's first request (for the team's usage page)."""
+    try:
+        return str(json.loads(content.splitlines()[0])["body"]["model"])
+    except (IndexError, ValueError, KeyError, TypeError):
+        return ""
 
 
 async def refresh(batch: Batch) -> Batch:
@@ -72,7 +85,30 @@ async def refresh(batch: Batch) -> Batch:
     result = await client.batch_get(await batch.connection.aendpoint(), batch.remote_id)
     batch.apply(result.data)
     await batch.asave()
+    if batch.is_terminal:
+        await record_usage(batch)
     return batch
+
+
+async def record_usage(batch: Batch) -> None:
+    """Teams: a finished batch on a team connection is filed with the usage its output file reports."""
+    if batch.connection.team_id is None:
+        return
+    usage = {"prompt_tokens": 0, "completion_tokens": 0, "completion_tokens_details": {"reasoning_tokens": 0}}
+    model = ""
+    if batch.output_file_id:
+        for item in parse_jsonl(await file_content(batch, batch.output_file_id)):
+            response = item.get("response") if isinstance(item.get("response"), dict) else {}
+            body = response.get("body") if isinstance(response.get("body"), dict) else {}
+            used = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+            details = used.get("completion_tokens_details") or {}
+            model = model or str(body.get("model") or "")
+            usage["prompt_tokens"] += used.get("prompt_tokens") or 0
+            usage["completion_tokens"] += used.get("completion_tokens") or 0
+            usage["completion_tokens_details"]["reasoning_tokens"] += details.get("reasoning_tokens") or 0
+    await team_usage.arecord(
+        batch.connection_id, batch.owner_id, "batch", model=model, usage=usage, status=batch.status
+    )
 
 
 async def cancel(batch: Batch) -> Batch:

@@ -9,7 +9,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from playground.catalog.forms import CAPABILITIES, AddModelForm, ModelPickerForm, OverrideForm
 from playground.catalog.models import KINDS, CatalogModel
 from playground.catalog.services import add_by_hand, own_entry, refresh_models
-from playground.connections.models import Connection, get_connection
+from playground.connections.models import Connection, get_connection, get_usable_connection
 
 
 def get_model(connection, pk) -> CatalogModel:
@@ -34,7 +34,7 @@ def index(request, connection_pk, add_form=None):
 
 @require_POST
 async def refresh(request, connection_pk):
-    connection = await aget_object_or_404(Connection.objects.for_user(await request.auser()), pk=connection_pk)
+    connection = await aget_object_or_404(Connection.objects.managed_by(await request.auser()), pk=connection_pk)
     message, ok = await refresh_models(connection)
     (messages.success if ok else messages.warning)(request, message)
     return redirect("catalog:index", connection.pk)
@@ -77,7 +77,7 @@ def picker(request):
         return HttpResponseBadRequest(f"kind: one of {', '.join(value for value, _ in KINDS)}.")
     if capability not in ("", *CAPABILITIES):
         return HttpResponseBadRequest(f"capability: one of {', '.join(CAPABILITIES)}.")
-    connection = get_connection(request, request.GET["connection"]) if request.GET.get("connection") else None
+    connection = get_usable_connection(request, request.GET["connection"]) if request.GET.get("connection") else None
     initial = {"connection": connection, "model": request.GET.get("model")}
     form = ModelPickerForm(
         user=request.user, initial=initial, kind=kind, capability=capability, typed=bool(request.GET.get("typed"))

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from playground.chat import branch_views, views
+from playground.chat import branch_views, tool_views, views
 
 app_name = "chat"
 
@@ -18,6 +18,9 @@ urlpatterns = [
     path("c/<int:pk>/request/", views.request_preview, name="request_preview"),
     path("c/<int:pk>/messages/<int:mid>/stop/", views.stop, name="stop"),
     path("c/<int:pk>/messages/<int:mid>/retry/", views.retry, name="retry"),
+    path("c/<int:pk>/messages/<int:mid>/tool-results/", tool_views.tool_results, name="tool_results"),
+    path("c/<int:pk>/tools/copy/", tool_views.copy_tools, name="copy_tools"),
+    path("c/start/picker/", tool_views.start_picker, name="start_picker"),
     path("c/<int:pk>/messages/<int:mid>/edit/", branch_views.edit, name="edit"),
     path("c/<int:pk>/messages/<int:mid>/regenerate/", branch_views.regenerate, name="regenerate"),
     path("c/<int:pk>/messages/<int:mid>/switch/", branch_views.switch, name="switch"),

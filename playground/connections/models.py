@@ -1,16 +1,40 @@
 from asgiref.sync import sync_to_async
+from django.apps import apps
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from django.shortcuts import get_object_or_404
 from django.utils.module_loading import import_string
 
 from playground.connections import crypto
 from playground.upstream.client import Endpoint
 
+MANAGER_ROLES = ("owner", "admin")
+
+
+def _team_ids(user, roles=None):
+    """The teams `user` belongs to (with one of `roles`, if given); the teams app owns the memberships."""
+    memberships = apps.get_model("teams", "Membership").objects.filter(user=user)
+    if roles:
+        memberships = memberships.filter(role__in=roles)
+    return memberships.values("team_id")
+
 
 class ConnectionQuerySet(models.QuerySet):
     def for_user(self, user):
-        mine = self.filter(owner=user)
+        """The connections `user` may send requests through: their own, and the live connections of their teams.
+
+        This is the one place a connection is resolved for a request (pickers, forms, views): a team connection
+        stops being offered the moment its member leaves or is removed, or the connection is revoked.
+        """
+        mine = self.filter(Q(owner=user, team=None) | Q(team_id__in=_team_ids(user), revoked=False))
+        mine = mine.select_related("team")
+        return mine if settings.LOCAL_API else mine.exclude(is_local=True)
+
+    def managed_by(self, user):
+        """The connections `user` may edit, test, delete and refresh: their own, and their teams' when they are an
+        owner or admin of the team (a member only uses a team connection)."""
+        mine = self.filter(Q(owner=user, team=None) | Q(team_id__in=_team_ids(user, MANAGER_ROLES)))
         return mine if settings.LOCAL_API else mine.exclude(is_local=True)
 
 
@@ -42,6 +66,9 @@ class Connection(models.Model):
     idle_timeout = models.PositiveIntegerField(
         "Idle timeout (s)", default=60, help_text="How long a started answer may send nothing before giving up."
     )
+    # A team connection (playground.teams): the team's members use it and never see its key; `owner` is who added it.
+    team = models.ForeignKey("teams.Team", null=True, blank=True, on_delete=models.CASCADE, related_name="connections")
+    revoked = models.BooleanField(default=False, help_text="A revoked team connection is offered to nobody.")
 
     objects = ConnectionQuerySet.as_manager()
 
@@ -50,6 +77,11 @@ class Connection(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def label(self) -> str:
+        """The name as pickers show it: a team connection names its team."""
+        return f"{self.name} (team {self.team.name})" if self.team_id else self.name
 
     def set_key(self, raw: str) -> None:
         self.encrypted_key = crypto.encrypt(raw)
@@ -89,7 +121,12 @@ class Connection(models.Model):
 
 
 def get_connection(request, pk) -> Connection:
-    """The user's connection, or 404 for anyone else's."""
+    """A connection the user manages (their own, or their team's as its owner or admin), or 404 for any other."""
+    return get_object_or_404(Connection.objects.managed_by(request.user), pk=pk)
+
+
+def get_usable_connection(request, pk) -> Connection:
+    """A connection the user may send requests through (see `for_user`), or 404 for any other."""
     return get_object_or_404(Connection.objects.for_user(request.user), pk=pk)
 
 

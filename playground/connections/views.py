@@ -11,7 +11,7 @@ from playground.connections.services import test_connection
 
 
 def index(request):
-    connections = Connection.objects.for_user(request.user)
+    connections = Connection.objects.for_user(request.user).filter(team=None)
     return render(request, "connections/index.html", {"connections": connections})
 
 
@@ -56,7 +56,7 @@ def delete(request, pk):
 
 @require_POST
 async def test(request, pk):
-    connection = await aget_object_or_404(Connection.objects.for_user(await request.auser()), pk=pk)
+    connection = await aget_object_or_404(Connection.objects.managed_by(await request.auser()), pk=pk)
     await test_connection(connection)
     if request.htmx:
         context = {"connection": connection}

@@ -18,7 +18,7 @@ class EvaluationForm(forms.Form):
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["connection"].queryset = Connection.objects.for_user(user)
+        self.fields["connection"].queryset = Connection.objects.for_user(user).filter(team=None)
         self.fields["title"].error_messages["max_length"] = "title: at most 100 characters."
 
 

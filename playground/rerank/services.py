@@ -3,6 +3,7 @@ import dataclasses
 from playground.catalog.models import CatalogModel
 from playground.catalog.params import RERANK_PARAMS, params_for
 from playground.rerank.models import RerankRun
+from playground.teams import usage as team_usage
 from playground.upstream import client
 from playground.upstream.errors import UpstreamError
 
@@ -37,7 +38,23 @@ async def create_run(
 ) -> RerankRun:
     """Call the provider and save the run; an UpstreamError propagates and nothing is saved."""
     body = request_body(model=model, query=query, documents=documents, params=params)
-    result = await call(connection=connection, body=body, headers=headers)
+    await team_usage.acheck(connection, owner, "rerank")
+    try:
+        result = await call(connection=connection, body=body, headers=headers)
+    except UpstreamError as error:
+        await team_usage.arecord(
+            connection.pk,
+            owner.pk,
+            "rerank",
+            model=model,
+            documents=len(documents),
+            status=f"error {error.status or error.kind}",
+        )
+        raise
+    meta = result.data.get("meta") or {}
+    await team_usage.arecord(
+        connection.pk, owner.pk, "rerank", model=model, usage=team_usage.rerank_usage(meta), documents=len(documents)
+    )
     return await RerankRun.objects.acreate(
         owner=owner,
         connection=connection,

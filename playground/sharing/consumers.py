@@ -55,7 +55,7 @@ class ShareConsumer(Replay, AsyncJsonWebsocketConsumer):
         """Keep counting as a watcher, and end the socket of a link that expired meanwhile."""
         while True:
             await asyncio.sleep(WATCH_BEAT)
-            if not await database_sync_to_async(live.still_open)(self.share.pk):
+            if not await database_sync_to_async(live.still_open)(self.share.pk, self.scope.get("user")):
                 await self.share_revoked({})
                 return
             await database_sync_to_async(live.beat)(self.channel_name)

@@ -1,12 +1,29 @@
 from django import forms
 
 from playground.sharing.models import EXPIRY_CHOICES, Share
+from playground.teams.models import Team
 
 
 class ShareForm(forms.Form):
     visibility = forms.ChoiceField(choices=Share.VISIBILITIES, initial=Share.ANYONE, widget=forms.RadioSelect)
+    team = forms.ModelChoiceField(
+        queryset=Team.objects.none(), required=False, label="Team (for “Team members only”)", empty_label="—"
+    )
     expiry = forms.ChoiceField(choices=EXPIRY_CHOICES, initial="7d", label="Expires after")
     live = forms.BooleanField(required=False, label="Live: viewers follow new turns and answers as they stream")
+
+    def __init__(self, *args, user=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = Team.objects.for_user(user) if user else Team.objects.none()
+        self.fields["team"].error_messages["invalid_choice"] = "team: choose one of your teams."
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("visibility") == Share.TEAM and not cleaned.get("team"):
+            self.add_error("team", "team: choose the team whose members may open the link.")
+        if cleaned.get("visibility") != Share.TEAM:
+            cleaned["team"] = None
+        return cleaned
 
 
 class ForkForm(forms.Form):

@@ -39,6 +39,7 @@ MESSAGE_FIELDS = [
     "total_ms",
     "choices",
     "tool_calls",
+    "tool_call_id",
 ]
 BATCH_ROWS = 1000  # a batch share shows at most this many requests
 

@@ -21,8 +21,11 @@ def live_share(token: str, user) -> Share | None:
     return share
 
 
-def still_open(share_pk: int) -> bool:
+def still_open(share_pk: int, user=None) -> bool:
+    """The link still exists and has not expired (a team link: and the viewer is still in the team)."""
     share = Share.objects.filter(pk=share_pk).first()
+    if share is not None and share.visibility == Share.TEAM:
+        return share.visible_to(user)
     return share is not None and not share.expired
 
 

@@ -54,8 +54,12 @@ class Share(models.Model):
         (BATCH, "Batch"),
         (EVALUATION, "Evaluation"),
     ]
-    ANYONE, SIGNED_IN = "anyone", "signed_in"
-    VISIBILITIES = [(ANYONE, "Anyone with the link"), (SIGNED_IN, "Signed-in users of this playground")]
+    ANYONE, SIGNED_IN, TEAM = "anyone", "signed_in", "team"
+    VISIBILITIES = [
+        (ANYONE, "Anyone with the link"),
+        (SIGNED_IN, "Signed-in users of this playground"),
+        (TEAM, "Team members only"),
+    ]
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="shares")
     token = models.CharField(max_length=64, unique=True, default=new_token, editable=False)
@@ -68,6 +72,8 @@ class Share(models.Model):
     evaluation = models.ForeignKey("evaluate.Evaluation", null=True, on_delete=models.CASCADE, related_name="+")
     title = models.CharField(max_length=200)
     visibility = models.CharField(max_length=16, choices=VISIBILITIES, default=ANYONE)
+    # With visibility "team": the team whose members (only) may open the link; its library lists it.
+    team = models.ForeignKey("teams.Team", null=True, blank=True, on_delete=models.CASCADE, related_name="shares")
     expires = models.DateTimeField(null=True, blank=True)
     live = models.BooleanField(default=False, help_text="Viewers follow new turns and answers as they stream.")
     content = models.JSONField(default=dict)
@@ -113,6 +119,12 @@ class Share(models.Model):
     def visible_to(self, user) -> bool:
         if self.expired:
             return False
+        if self.visibility == self.TEAM:
+            return (
+                bool(user and user.is_authenticated)
+                and self.team is not None
+                and self.team.memberships.filter(user=user).exists()
+            )
         return self.visibility == self.ANYONE or bool(user and user.is_authenticated)
 
     def count_view(self) -> None:

@@ -64,6 +64,8 @@ def export_json(conversation: Conversation) -> dict:
             item["reasoning_content"] = message.reasoning
         if message.tool_calls:
             item["tool_calls"] = message.tool_calls
+        if message.tool_call_id:
+            item["tool_call_id"] = message.tool_call_id
         if message.role == "assistant":
             extra = {"model": message.model_id, "status": message.status, "params": message.params}
             extra["usage"], extra["finish_reason"] = message.usage, message.finish_reason
@@ -117,6 +119,7 @@ class ImportedMessage:
     content: str
     reasoning: str = ""
     tool_calls: list | None = None
+    tool_call_id: str = ""
     model_id: str = ""
     status: str = Message.COMPLETE
     params: dict = field(default_factory=dict)
@@ -217,6 +220,7 @@ def _message(item, where: str) -> ImportedMessage:
         content=text,
         reasoning=_text(item, "reasoning_content", MAX_TEXT, f"{where}."),
         tool_calls=tool_calls,
+        tool_call_id=str(item.get("tool_call_id") or "")[:200],
         model_id=str(extra.get("model") or "")[:200],
         status=status if status in dict(Message.STATUSES) and status != Message.STREAMING else Message.COMPLETE,
         params=extra.get("params") if isinstance(extra.get("params"), dict) else {},
@@ -294,6 +298,7 @@ def _create(imported: Imported, owner, connection, storage, stored: list[str]) -
                 content=item.content,
                 reasoning=item.reasoning,
                 tool_calls=item.tool_calls,
+                tool_call_id=item.tool_call_id,
                 model_id=item.model_id,
                 status=item.status,
                 params=item.params,

@@ -89,14 +89,16 @@ def index(request):
 def source(request, kind: str, pk: int):
     """The links of one conversation, run, clip or batch, and the form that makes a new one."""
     item = _source(request, kind, pk)
-    form = ShareForm(request.POST if request.method == "POST" else None)
+    form = ShareForm(request.POST if request.method == "POST" else None, user=request.user)
     error = ""
     if request.method == "POST" and form.is_valid():
         share = Share(owner=request.user, kind=kind, title=freezing.title_of(item)[:200])
         setattr(share, Share.field_for(item), item)
         share.visibility = form.cleaned_data["visibility"]
+        share.team = form.cleaned_data["team"]
         share.set_expiry(form.cleaned_data["expiry"])
-        share.live = kind == Share.CONVERSATION and form.cleaned_data["live"]
+        # A conversation in the team library stays current: a team link is live.
+        share.live = kind == Share.CONVERSATION and (form.cleaned_data["live"] or share.visibility == Share.TEAM)
         try:
             share.save()
             freezing.freeze(share)

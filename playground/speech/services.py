@@ -19,6 +19,7 @@ from django.utils import timezone
 from playground.lib import detached
 from playground.speech.audio import wav_header
 from playground.speech.models import SpeechClip
+from playground.teams import usage as team_usage
 from playground.upstream import client
 from playground.upstream.errors import UpstreamError
 
@@ -108,6 +109,7 @@ async def start_clip(
 
     An error before the first byte (400, 401, 429...) raises UpstreamError and leaves no clip behind.
     """
+    await team_usage.acheck(connection, owner, "speech")
     clip = await SpeechClip.objects.acreate(
         owner=owner,
         connection=connection,
@@ -177,6 +179,7 @@ async def _relay(clip: SpeechClip, endpoint, relay: Relay, started: asyncio.Futu
                         status=status, error=error, finished=clip.finished, bytes=clip.bytes, trace_id=clip.trace_id
                     )
                 )
+                await asyncio.shield(record_usage(clip, status))
             else:
                 await asyncio.to_thread(path.unlink, missing_ok=True)
         finally:
@@ -265,7 +268,12 @@ async def list_voices(connection) -> list[dict]:
     ]
 
 
+TEAM_VOICES = "The custom voices of a team connection are not changed from here: use a connection of your own."
+
+
 async def upload_voice(connection, *, audio: bytes, filename: str, custom_name: str, text: str, model: str) -> dict:
+    if connection.team_id:
+        raise UpstreamError(kind="http", status=403, message=TEAM_VOICES)
     result = await client.voice_upload(
         await connection.aendpoint(), audio=audio, filename=filename, custom_name=custom_name, text=text, model=model
     )
@@ -273,4 +281,21 @@ async def upload_voice(connection, *, audio: bytes, filename: str, custom_name: 
 
 
 async def delete_voice(connection, uri: str) -> None:
+    if connection.team_id:
+        raise UpstreamError(kind="http", status=403, message=TEAM_VOICES)
     await client.voice_delete(await connection.aendpoint(), uri)
+
+
+async def record_usage(clip: SpeechClip, status: str) -> None:
+    """Teams: a clip made through a team connection is filed with its input's characters (nothing otherwise)."""
+    try:
+        await team_usage.arecord(
+            clip.connection_id,
+            clip.owner_id,
+            "speech",
+            model=clip.model,
+            audio_characters=len(clip.text),
+            status=status,
+        )
+    except Exception:
+        log.exception("Could not record the usage of speech clip %s", clip.pk)

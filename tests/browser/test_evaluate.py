@@ -24,6 +24,7 @@ def test_import_twenty_rows_run_two_variants_live_grade_and_export(alice_page, a
     page.get_by_label("Title").fill("Browser flow")
     page.get_by_role("button", name="Create").click()
     expect(page.get_by_role("heading", name="Browser flow")).to_be_visible()
+    page.wait_for_load_state("domcontentloaded")  # the page's scripts listen before we type
 
     # The template: variables are highlighted and listed as they are typed; a new one is flagged.
     user = page.get_by_label("User prompt")

@@ -11,7 +11,7 @@ from tests.browser.conftest import orm, screenshot
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PHONE = {"width": 390, "height": 844}
-NAV = ["Chat", "Rerank", "Speech", "Batches", "Voices", "Connections"]
+NAV = ["Chat", "Rerank", "Speech", "Batches", "Voices", "Connections", "Teams"]
 PAGES = {
     "chat": "/",
     "connections": "/connections/",
@@ -19,6 +19,7 @@ PAGES = {
     "voices": "/speech/voices/",
     "rerank": "/rerank/",
     "batches": "/batches/",
+    "teams": "/teams/",
 }
 
 

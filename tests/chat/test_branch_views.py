@@ -158,7 +158,7 @@ def test_the_data_migration_links_a_linear_conversation(make_conversation):
         for i in range(5)
     )
     assert contents(conversation) == ["4"]  # unlinked rows are five first messages: the latest is shown
-    migration = importlib.import_module("playground.chat.migrations.0004_message_tree_links")
+    migration = importlib.import_module("playground.chat.migrations.0005_message_tree_links")
     migration.link(apps, None)
     assert contents(conversation) == ["0", "1", "2", "3", "4"]
     rows = list(conversation.messages.order_by("pk"))

@@ -2,6 +2,7 @@
 
 A generation belongs to the server process that started it, never to a browser tab. By concern:
 `request` builds the JSON body; `turns` saves a turn's rows and starts, finds or stops its generation;
+`tools` continues a turn with tool results;
 `generation` is the relay (stream, publish, flush, listen for stop and snapshot requests); `limits` the
 timeouts; `display` the HTML and snapshots the tabs see; `recovery` the heartbeat sweep of dead processes.
 Callers use the names below (`services.send(...)`), not the submodules.
@@ -36,6 +37,13 @@ from playground.chat.services.request import (
     preview_request,
     selected_model,
 )
+from playground.chat.services.tools import (
+    ToolResultsError,
+    clean_results,
+    pending_calls,
+    prepare_tool_results,
+    submit_tool_results,
+)
 from playground.chat.services.turns import (
     LiveUnavailable,
     Turn,
@@ -64,6 +72,7 @@ __all__ = [
     "Generation",
     "Limits",
     "LiveUnavailable",
+    "ToolResultsError",
     "Turn",
     "apply_policy",
     "attachment_part",
@@ -71,6 +80,7 @@ __all__ = [
     "build_request",
     "chat_models",
     "check_live",
+    "clean_results",
     "connection_for",
     "conversation_group",
     "eligible_history",
@@ -78,7 +88,9 @@ __all__ = [
     "launcher",
     "limits_of",
     "mark_interrupted",
+    "pending_calls",
     "pick_model",
+    "prepare_tool_results",
     "prepare_turn",
     "preview_request",
     "rejects_stream_options",
@@ -92,5 +104,6 @@ __all__ = [
     "start",
     "start_turn",
     "store_uploads",
+    "submit_tool_results",
     "sweep",
 ]

@@ -16,12 +16,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from playground.chat.models import Message
+from playground.chat.models import Conversation, Message
 from playground.chat.rendering import BlockRenderer
 from playground.chat.services.display import render_message
 from playground.chat.services.limits import Limits, rejects_stream_options
 from playground.connections.models import Connection
 from playground.lib import detached
+from playground.teams import usage as team_usage
 from playground.upstream import client
 from playground.upstream.client import Endpoint
 from playground.upstream.errors import UpstreamError
@@ -449,6 +450,7 @@ class Generation:
             # Left streaming, no longer stamped: the heartbeat sweep ends it as interrupted with what was flushed.
             log.exception("Could not save the end of message %s", self.message_id)
             return
+        await record_usage(self, status)
         message = await Message.objects.filter(pk=self.message_id).afirst()
         html = "" if message is None else await sync_to_async(render_message)(message)
         await self._await_announcement()
@@ -483,3 +485,19 @@ def _save_end(message_id: int, fields: dict, replaces: int | None) -> None:
             # What followed the replaced answer now follows its replacement (the retry is its sibling).
             Message.objects.filter(parent_id=replaces).update(parent_id=message_id)
             Message.objects.filter(pk=replaces).delete()
+
+
+async def record_usage(generation: Generation, status: str) -> None:
+    """Teams: a generation through a team connection is filed with the provider's usage (nothing otherwise)."""
+    if generation.limits is None or not generation.limits.connection_id:
+        return
+    try:
+        owner_id = (
+            await Conversation.objects.filter(pk=generation.conversation_id).values_list("owner_id", flat=True).afirst()
+        )
+        model = str(generation.body.get("model") or "")
+        await team_usage.arecord(
+            generation.limits.connection_id, owner_id, "chat", model=model, usage=generation.usage, status=status
+        )
+    except Exception:
+        log.exception("Could not record the usage of message %s", generation.message_id)

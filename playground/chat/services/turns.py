@@ -56,6 +56,7 @@ def prepare_turn(
     attachments: list[Upload] = (),
     replace: Message | None = None,
     launch=None,
+    tool_results: list[tuple[str, str]] = (),
     parent=END,
     kept: list[Attachment] = (),
 ) -> Turn:
@@ -66,14 +67,17 @@ def prepare_turn(
     selected sibling, and it is deleted only once the new answer is complete (a failed retry loses nothing). With
     `launch` (see launcher) the upstream call starts as soon as the body is built, so the writes and the rendering
     of the placeholder overlap with the upstream's time to first token; what arrives meanwhile waits in memory
-    until the generation knows its message.
+    until the generation knows its message. `tool_results` ((call id, text) pairs) are saved as tool messages
+    before the placeholder: the turn continues after the answer that called the tools.
     """
     connection = connection_for(conversation)
     model = selected_model(conversation)
     # The request carries the path to where the new message goes: the end of the selected path, or `parent`
     # (an edited question's parent, a regenerated answer's question).
     rows = list(
-        conversation.messages.only("role", "content", "status", "parent", "selected").prefetch_related("attachments")
+        conversation.messages.only(
+            "role", "content", "status", "tool_calls", "tool_call_id", "parent", "selected"
+        ).prefetch_related("attachments")
     )
     if replace is not None:
         parent = replace.parent_id
@@ -81,10 +85,14 @@ def prepare_turn(
         path = branches.path_of(rows, annotated=False)
         parent = path[-1].pk if path else None
     history = [m for m in branches.ancestors(rows, parent) if m.status != Message.STREAMING]
+    results = [
+        Message(conversation=conversation, role="tool", tool_call_id=call_id, content=text)
+        for call_id, text in tool_results
+    ]
     request = build_request(
         conversation,
         model,
-        history,
+        [*history, *results],
         next_user=content,
         next_attachments=[*attachments, *kept],
         connection=connection,
@@ -116,6 +124,10 @@ def prepare_turn(
                 )
                 conversation.title_from(content)
                 parent = user_message.pk
+            for result in results:  # each follows the one before, after the answer that called the tools
+                parent = branches.add(
+                    conversation, parent, role="tool", tool_call_id=result.tool_call_id, content=result.content
+                ).pk
             if model is not None and not conversation.model_id:
                 conversation.model_id = model.model_id
             conversation.save()
@@ -159,7 +171,15 @@ def store_uploads(conversation: Conversation, uploads: list[Upload]) -> list[str
 
 def save_attachments(message: Message, uploads: list[Upload], names: list[str]) -> None:
     Attachment.objects.bulk_create(
-        Attachment(message=message, file=name, kind=u.kind, content_type=u.content_type, name=u.name, size=u.size)
+        Attachment(
+            message=message,
+            file=name,
+            kind=u.kind,
+            content_type=u.content_type,
+            name=u.name,
+            size=u.size,
+            options=u.options,
+        )
         for u, name in zip(uploads, names, strict=True)
     )
 

@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("chat", "0002_attachment"),
+        ("chat", "0003_tool_results"),
     ]
 
     operations = [

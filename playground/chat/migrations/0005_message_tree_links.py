@@ -16,6 +16,6 @@ def link(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("chat", "0003_message_tree")]
+    dependencies = [("chat", "0004_message_tree")]
 
     operations = [migrations.RunPython(link, migrations.RunPython.noop)]

@@ -1,0 +1,34 @@
+"""The audit log of what other apps change in a team: its connections' keys and its team-only share links."""
+
+from django.db.models.signals import post_delete, post_init, post_save
+from django.dispatch import receiver
+
+from playground.connections.models import Connection
+from playground.teams.models import Team, audit
+
+
+@receiver(post_init, sender=Connection)
+def remember_key(sender, instance, **kwargs):
+    instance._loaded_key = instance.encrypted_key
+
+
+@receiver(post_save, sender=Connection)
+def key_changed(sender, instance, created, **kwargs):
+    if instance.team_id and not created and instance.encrypted_key != getattr(instance, "_loaded_key", None):
+        # Teams views name who did it; an edit elsewhere (the connection's own form) is logged without a name.
+        actor = getattr(instance, "audit_actor", None)
+        audit(instance.team, actor, "key_changed", f"Key of “{instance.name}” replaced ({instance.key_hint}).")
+    instance._loaded_key = instance.encrypted_key
+
+
+@receiver(post_save, sender="sharing.Share")
+def share_made(sender, instance, created, **kwargs):
+    if created and instance.team_id:
+        audit(instance.team, instance.owner, "share_made", f"{instance.owner} shared “{instance.title}” with the team.")
+
+
+@receiver(post_delete, sender="sharing.Share")
+def share_revoked(sender, instance, **kwargs):
+    team = Team.objects.filter(pk=instance.team_id).first() if instance.team_id else None
+    if team is not None:
+        audit(team, instance.owner, "share_revoked", f"Team link to “{instance.title}” revoked.")
