@@ -28,7 +28,7 @@ def test_edit_and_resend_then_switch_branches(open_chat):
 
     question = page.locator('article[data-role="user"]').first
     question.hover()
-    question.locator(".action-edit summary").click()
+    question.get_by_role("button", name="Edit").click()
     question.get_by_label("Edited message").fill("Name a river in Italy")
     question.get_by_role("button", name="Save and resend").click()
 
@@ -120,8 +120,8 @@ def test_insert_a_few_shot_message_and_delete_one(open_chat):
     expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
     question = page.locator('article[data-role="user"]').first
     question.hover()
-    question.locator(".action-insert summary", has_text="Insert above").click()
-    form = question.locator(".action-insert[open] form")
+    question.get_by_role("button", name="Insert above").click()
+    form = question.locator(".action-form")
     form.get_by_label("Role").select_option("system")
     form.get_by_label("Inserted message").fill("Answer in French.")
     form.get_by_role("button", name="Insert").click()
@@ -138,7 +138,7 @@ def test_insert_a_few_shot_message_and_delete_one(open_chat):
     expect(page.locator("#message-list article")).to_have_count(2)
     expect(page.locator("#message-list article").first).to_contain_text("Answer in French.")
     page.set_viewport_size({"width": 390, "height": 844})
-    page.locator('article[data-role="user"]').locator(".action-edit summary").click()
+    page.locator('article[data-role="user"]').get_by_role("button", name="Edit").click()
     shot(page, "edit-open-phone")
 
 

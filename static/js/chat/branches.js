@@ -57,3 +57,46 @@
       .finally(function () { fetching = null; });
   });
 })();
+
+// Edit and insert: the form is cloned from its template into the message's actions when asked for, and goes
+// again on Cancel (or a second click).
+(function () {
+  "use strict";
+
+  function close(button) {
+    var form = button.parentNode.querySelector(".action-form");
+    if (form) form.remove();
+    button.setAttribute("aria-expanded", "false");
+  }
+
+  document.addEventListener("click", function (event) {
+    var cancel = event.target.closest("[data-branch-cancel]");
+    if (cancel) {
+      var actions = cancel.closest(".message-actions");
+      var opener = actions && actions.querySelector('[data-branch-form][aria-expanded="true"]');
+      if (opener) close(opener);
+      return;
+    }
+    var button = event.target.closest("[data-branch-form]");
+    if (!button) return;
+    var open = button.getAttribute("aria-expanded") === "true";
+    button.parentNode.querySelectorAll('[data-branch-form][aria-expanded="true"]').forEach(close);
+    if (open) return;
+    var template = document.getElementById("branch-form-" + button.dataset.branchForm);
+    if (!template) return;
+    var form = template.content.firstElementChild.cloneNode(true);
+    form.setAttribute("action", button.dataset.url);
+    form.setAttribute("hx-post", button.dataset.url);
+    var after = form.querySelector('input[name="after"]');
+    if (after) after.value = button.dataset.after || "";
+    var text = form.querySelector("textarea");
+    if (button.dataset.branchForm === "edit") {
+      var body = button.closest("article").querySelector(".message-body");
+      text.value = body ? body.textContent : "";
+    }
+    button.parentNode.appendChild(form);
+    button.setAttribute("aria-expanded", "true");
+    if (window.htmx) window.htmx.process(form);
+    text.focus();
+  });
+})();
