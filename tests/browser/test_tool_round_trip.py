@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from playground.chat.models import Conversation, Message
 from playground.connections.models import ensure_local_connection
-from tests.browser.conftest import orm, screenshot
+from tests.browser.conftest import orm, orm_eventually, screenshot
 from tests.fakeprovider import server as fake
 from tests.providers.conftest import fake_provider
 
@@ -167,8 +167,9 @@ def test_invalid_tools_json_stays_with_one_error_until_fixed(open_chat):
     page.wait_for_function(
         "() => document.querySelector('#id_tools') && document.querySelector('#id_tools').value.includes('get_time')"
     )
-    page.wait_for_timeout(800)
-    tools = orm(lambda: Conversation.objects.get(pk=conversation_id).params["tools"])
+    tools = orm_eventually(
+        lambda: Conversation.objects.get(pk=conversation_id).params.get("tools", []), lambda tools: len(tools) == 2
+    )
     assert [t["function"]["name"] for t in tools] == ["get_weather", "get_time"]
     assert tools[1]["function"]["description"] == "The local time"
     page.set_viewport_size({"width": 390, "height": 844})
