@@ -2,6 +2,7 @@
 at a constant query count, the data migration of linear conversations, and per-user isolation."""
 
 import importlib
+import json
 
 import pytest
 from django.apps import apps
@@ -241,3 +242,22 @@ def test_switching_to_a_message_off_the_path_selects_its_ancestors_too(alice_cli
     post(alice_client, "switch", conversation, m["a2"].pk)
     assert contents(conversation) == ["first question", "first answer", "second question", "second answer"]
     assert Message.objects.filter(conversation=conversation, parent=m["q1"], selected=True).count() == 1
+
+
+def test_tool_results_follow_the_answer_that_called_them_on_its_branch(make_conversation):
+    conversation = make_conversation("local/tools")
+    call = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}
+    q = add(conversation, None, "user", "Weather in Paris?")
+    caller = add(conversation, q, "assistant", "", tool_calls=[call])
+    assert services.pending_calls(conversation)[0] == caller
+    # Regenerated without a tool call: the selected answer waits for nothing.
+    plain = add(conversation, q, "assistant", "Sunny, probably.")
+    assert services.pending_calls(conversation) == (None, [])
+    operations._switch(conversation, {"message_id": caller.pk})
+    turn = services.prepare_turn(conversation, None, tool_results=[("call_1", "18 C")])
+    tool = Message.objects.get(conversation=conversation, role="tool")
+    assert (tool.parent_id, turn.assistant.parent_id) == (caller.pk, tool.pk)
+    assert turn.request.body["messages"][-1] == {"role": "tool", "tool_call_id": "call_1", "content": "18 C"}
+    assert [m["role"] for m in turn.request.body["messages"]] == ["user", "assistant", "tool"]
+    assert plain.content not in json.dumps(turn.request.body)
+    assert [m.role for m in branches.thread(conversation)] == ["user", "assistant", "tool", "assistant"]
