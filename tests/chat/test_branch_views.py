@@ -47,6 +47,7 @@ def test_the_page_shows_the_selected_path_with_its_sibling_counts(alice_client, 
     conversation, _m = tree
     html = alice_client.get(reverse("chat:conversation", args=[conversation.pk])).content.decode()
     assert "first answer, again" in html and "second question" not in html and "first question, edited" not in html
+    assert "{#" not in html and "{%" not in html
     assert html.count('class="sibling-count mono">1/2<') == 1  # q1 of q1, q1'
     assert html.count('class="sibling-count mono">2/2<') == 1  # a1' of a1, a1'
 
