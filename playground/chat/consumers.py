@@ -75,6 +75,10 @@ class ChatConsumer(Replay, AsyncJsonWebsocketConsumer):
     async def chat_start(self, event):
         await self.send_json({**event, "type": "start"})
 
+    async def chat_thread(self, event):
+        # The thread changed shape (a branch switched, a message inserted...): the tab fetches its path again.
+        await self.send_json({"type": "thread", "origin": event.get("origin", "")})
+
     async def chat_done(self, event):
         await self._final(event, "done")
 

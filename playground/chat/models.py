@@ -84,13 +84,19 @@ class Conversation(models.Model):
             params=self.params,
             context_policy=self.context_policy,
         )
-        messages, attachments = [], []
+        messages, attachments, parents = [], [], []
         for message in self.messages.exclude(status=Message.STREAMING).prefetch_related("attachments"):
             attachments.append(list(message.attachments.all()))
-            message.pk = None
+            parents.append((message.pk, message.parent_id))
+            message.pk, message.parent_id = None, None
             message.conversation = copy
             messages.append(message)
         Message.objects.bulk_create(messages)
+        # The same tree: each copy's parent is the copy of the original's parent.
+        copies = {old: message.pk for (old, _), message in zip(parents, messages, strict=True)}
+        for (_, parent), message in zip(parents, messages, strict=True):
+            message.parent_id = copies.get(parent)
+        Message.objects.bulk_update(messages, ["parent"], batch_size=500)
         # The copies share the stored files; a file is deleted with the last row that refers to it.
         Attachment.objects.bulk_create(
             Attachment(
@@ -147,6 +153,11 @@ class Message(models.Model):
     choices = models.JSONField(default=list, blank=True, help_text="Text of the extra choices when n > 1.")
     tool_calls = models.JSONField(null=True, blank=True)
     tool_call_id = models.CharField(max_length=200, blank=True, help_text="The call a tool message answers.")
+    # The message tree (see chat/branches.py): each message follows its parent (None: a first message); among
+    # siblings (edits, regenerations, compare columns) the selected one is on the thread's path.
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="children")
+    selected = models.BooleanField(default=True)
+    compare = models.CharField(max_length=32, blank=True, help_text="Columns of one open comparison share this.")
 
     class Meta:
         ordering = ["pk"]
@@ -154,6 +165,16 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role}: {self.content[:40]}"
+
+    def save(self, *args, **kwargs):
+        # A message created without a parent follows the end of the selected path (code that appends linearly
+        # needs to know nothing of branches); chat.branches.add sets the parent explicitly (None for a root).
+        if self._state.adding and self.parent_id is None and not getattr(self, "explicit_parent", False):
+            from playground.chat.branches import last_of_path
+
+            last = last_of_path(self.conversation_id)
+            self.parent_id = last
+        super().save(*args, **kwargs)
 
     @property
     def is_streaming(self) -> bool:
@@ -177,7 +198,18 @@ class Message(models.Model):
         calls = [c for c in self.tool_calls or [] if isinstance(c, dict)]
         if not calls:
             return {"cards": [], "waiting": False}
-        later = list(self.conversation.messages.filter(pk__gt=self.pk).values_list("role", "tool_call_id", "content"))
+        from playground.chat.branches import path_of
+
+        # What follows the answer on the selected path (another branch's messages are not its results).
+        rows = list(
+            Message.objects.filter(conversation_id=self.conversation_id).only(
+                "parent", "selected", "role", "tool_call_id", "content"
+            )
+        )
+        path = [m.pk for m in path_of(rows, annotated=False)]
+        by_id = {m.pk: m for m in rows}
+        after = path[path.index(self.pk) + 1 :] if self.pk in path else []
+        later = [(by_id[pk].role, by_id[pk].tool_call_id, by_id[pk].content) for pk in after]
         results = {call_id: content for role, call_id, content in later if role == "tool"}
         moved_on = any(role != "tool" for role, _, _ in later)
         typed = getattr(self, "tool_values", {})

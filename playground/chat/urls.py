@@ -1,6 +1,6 @@
 from django.urls import path
 
-from playground.chat import choices, tool_views, views
+from playground.chat import branch_views, choices, tool_views, views
 
 app_name = "chat"
 
@@ -22,5 +22,12 @@ urlpatterns = [
     path("c/<int:pk>/tools/copy/", tool_views.copy_tools, name="copy_tools"),
     path("c/start/picker/", tool_views.start_picker, name="start_picker"),
     path("c/<int:pk>/messages/<int:mid>/choose/<int:number>/", choices.continue_with, name="choose"),
+    path("c/<int:pk>/messages/<int:mid>/edit/", branch_views.edit, name="edit"),
+    path("c/<int:pk>/messages/<int:mid>/regenerate/", branch_views.regenerate, name="regenerate"),
+    path("c/<int:pk>/messages/<int:mid>/switch/", branch_views.switch, name="switch"),
+    path("c/<int:pk>/messages/<int:mid>/delete/", branch_views.delete_message, name="delete_message"),
+    path("c/<int:pk>/messages/<int:mid>/pick/", branch_views.pick, name="pick"),
+    path("c/<int:pk>/insert/", branch_views.insert, name="insert"),
+    path("c/<int:pk>/compare/", branch_views.compare, name="compare"),
     path("attachments/<int:pk>/", views.attachment, name="attachment"),
 ]

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigger_client_event
 
 from playground.catalog.params import ParamsForm
-from playground.chat import services
+from playground.chat import branches, services
 from playground.chat.composing import start_picker, tool_sources, uploads_of, waiting_tools
 from playground.chat.forms import (
     ChatModelPicker,
@@ -108,7 +108,7 @@ def _page(request, conversation=None, **extra) -> dict:
     thread = []
     if conversation is not None:
         services.mark_interrupted(conversation)
-        thread = list(conversation.messages.prefetch_related("attachments"))
+        thread = branches.thread(conversation)
     panel = _panel(request, conversation, thread)
     context = {
         "conversations": Conversation.objects.for_user(request.user).search(query)[:LIST_LIMIT],
@@ -258,7 +258,7 @@ def _apply_panel(request, conversation: Conversation) -> PanelProblems | None:
 
 
 def _panel_response(request, conversation, problems: PanelProblems | None = None, *, saved=False) -> HttpResponse:
-    thread = list(conversation.messages.prefetch_related("attachments")) if conversation.pk else []
+    thread = branches.thread(conversation) if conversation.pk else []
     problems = problems or PanelProblems()
     panel = _panel(
         request,
@@ -291,7 +291,7 @@ def panel(request, pk):
         connection_id = int(request.GET["connection"]) if request.GET.get("connection") else None
     except ValueError:
         raise Http404("No such connection.") from None
-    thread = list(conversation.messages.prefetch_related("attachments"))
+    thread = branches.thread(conversation)
     context = {
         "conversation": conversation,
         "panel": _panel(request, conversation, thread, connection_id=connection_id, model_id=request.GET.get("model")),

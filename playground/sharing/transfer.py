@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from django.core.files.base import ContentFile
 from django.db import transaction
 
+from playground.chat import branches
 from playground.chat.forms import ACCEPTED_TYPES, MAX_ATTACHMENT_BYTES, human_size
 from playground.chat.models import Attachment, Conversation, Message, attachment_name
 
@@ -40,10 +41,15 @@ def _data_uri(attachment: Attachment) -> str:
     return f"data:{attachment.content_type};base64,{base64.b64encode(attachment.read()).decode()}"
 
 
+def _selected(conversation: Conversation) -> list[Message]:
+    """The selected path (what the thread shows), without an answer still streaming."""
+    return [m for m in branches.thread(conversation) if m.status != Message.STREAMING]
+
+
 def export_json(conversation: Conversation) -> dict:
     """The conversation as a JSON-ready dict (reads the attachments: call from a thread)."""
     messages = []
-    for message in conversation.messages.exclude(status=Message.STREAMING).prefetch_related("attachments"):
+    for message in _selected(conversation):
         item: dict = {"role": message.role}
         attachments = list(message.attachments.all())
         if attachments:
@@ -84,7 +90,7 @@ def export_markdown(conversation: Conversation) -> str:
     lines += [f"- {name}: `{json.dumps(value)}`" for name, value in conversation.params.items()]
     if conversation.system_prompt:
         lines += ["", "## System", "", conversation.system_prompt]
-    for message in conversation.messages.exclude(status=Message.STREAMING).prefetch_related("attachments"):
+    for message in _selected(conversation):
         heading = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System"}[message.role]
         if message.role == "assistant" and message.model_id:
             heading += f" · {message.model_id}"
@@ -283,9 +289,11 @@ def _create(imported: Imported, owner, connection, storage, stored: list[str]) -
             params=imported.params,
             context_policy=imported.context_policy,
         )
+        parent = None  # a linear thread: each message follows the one before
         for item in imported.messages:
             message = Message.objects.create(
                 conversation=conversation,
+                parent_id=parent,
                 role=item.role,
                 content=item.content,
                 reasoning=item.reasoning,
@@ -298,6 +306,7 @@ def _create(imported: Imported, owner, connection, storage, stored: list[str]) -
                 finish_reason=item.finish_reason,
                 choices=item.choices,
             )
+            parent = message.pk
             for f in item.files:
                 name = storage.save(attachment_name(owner.pk, f.name), ContentFile(f.data))
                 stored.append(name)

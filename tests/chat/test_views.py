@@ -5,7 +5,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from playground.chat import services
+from playground.chat import branches, services
 from playground.chat.models import Conversation, Message
 from tests.chat.conftest import connect, finish
 
@@ -138,6 +138,8 @@ def test_a_conversation_of_500_messages_opens_with_a_bounded_number_of_queries(
         )
         for i in range(500)
     )
+    rows = list(conversation.messages.all())
+    Message.objects.bulk_update(branches.link_linear(rows), ["parent", "selected"])
     alice_client.get(reverse("chat:conversation", args=[conversation.pk]))  # the once-per-process sweep
     with django_assert_max_num_queries(15):
         response = alice_client.get(reverse("chat:conversation", args=[conversation.pk]))

@@ -507,8 +507,10 @@ def _save_end(message_id: int, fields: dict, replaces: int | None) -> None:
     """The final state of an answer and, for a completed retry, the end of the answer it replaces, at once."""
     with transaction.atomic():
         Message.objects.filter(pk=message_id).update(**fields)
-        if replaces:
-            Message.objects.filter(pk=replaces).exclude(status=Message.STREAMING).delete()
+        if replaces and Message.objects.filter(pk=replaces).exclude(status=Message.STREAMING).exists():
+            # What followed the replaced answer now follows its replacement (the retry is its sibling).
+            Message.objects.filter(parent_id=replaces).update(parent_id=message_id)
+            Message.objects.filter(pk=replaces).delete()
 
 
 async def record_usage(generation: Generation, status: str) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from django.db.models import Q
 
 from playground.catalog.models import CatalogModel
+from playground.chat import branches
 from playground.chat.forms import KIND_ADVICE, Upload, accepted_kinds, chat_params_form, human_size
 from playground.chat.models import Attachment, Conversation, Message
 from playground.connections.models import Connection, ensure_local_connection
@@ -78,12 +79,12 @@ class ChatRequest:
 
 
 def eligible_history(messages) -> list[Message]:
-    """The turns that go upstream: user messages, answers with content or tool calls (failed answers are left
-    out) and tool results."""
+    """The turns that go upstream: user and system messages (a system message may be inserted anywhere, as a
+    few-shot example), answers with content or tool calls (failed answers are left out) and tool results."""
     return [
         m
         for m in messages
-        if m.role in ("user", "tool")
+        if m.role in ("user", "system", "tool")
         or (
             m.role == "assistant" and (m.content or m.tool_calls) and m.status not in (Message.ERROR, Message.STREAMING)
         )
@@ -284,5 +285,5 @@ def build_request(
 def preview_request(conversation: Conversation, next_user: str = "") -> ChatRequest:
     connection = connection_for(conversation)
     model = pick_model(chat_models(connection), conversation.model_id) or selected_model(conversation)
-    history = list(conversation.messages.prefetch_related("attachments"))
+    history = branches.thread(conversation)
     return build_request(conversation, model, history, next_user=next_user or "…", preview=True, connection=connection)

@@ -11,6 +11,7 @@ import asyncio
 from asgiref.sync import sync_to_async
 from django.http import Http404
 
+from playground.chat import branches
 from playground.chat.forms import MESSAGE_LIMIT
 from playground.chat.models import Conversation, Message
 from playground.chat.services.display import render_message
@@ -24,11 +25,14 @@ class ToolResultsError(ValueError):
 
 def pending_calls(conversation: Conversation) -> tuple[Message | None, list[dict]]:
     """The last answer and those of its tool calls no tool message answers yet ([] when nothing waits)."""
-    last = conversation.messages.filter(role__in=("user", "assistant")).order_by("-pk").first()
+    rows = conversation.messages.only("role", "status", "tool_calls", "tool_call_id", "parent", "selected")
+    path = branches.path_of(list(rows), annotated=False)  # the selected branch's thread
+    index = next((i for i in range(len(path) - 1, -1, -1) if path[i].role in ("user", "assistant")), None)
+    last = path[index] if index is not None else None
     # Only a complete answer waits: a stopped or failed one's calls may be cut short (its card has no boxes).
     if last is None or last.role != "assistant" or not last.tool_calls or last.status != Message.COMPLETE:
         return None, []
-    answered = set(conversation.messages.filter(role="tool", pk__gt=last.pk).values_list("tool_call_id", flat=True))
+    answered = {m.tool_call_id for m in path[index + 1 :] if m.role == "tool"}
     return last, [call for call in spec_tool_calls(last.tool_calls) if call["id"] not in answered]
 
 

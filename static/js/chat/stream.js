@@ -186,6 +186,7 @@
   }
 
   function receive(data) {
+    if (data.type === "thread") { emit(document, "chat:thread", data); return; } // see branches.js
     var id = String(data.message_id);
     if (data.type === "start") {
       if (posting()) deferredStarts.push(data.html);
@@ -330,6 +331,8 @@
     stats: stats,
     streaming: streaming,
     posting: posting,
+    // Make the articles of a thread put in place by other code live (branches.js).
+    adopt: adopt,
     // A frame for the consumer (stop, subscribe); false when the socket is not open.
     send: sendJSON,
     // Drops the websocket as a network failure would (it reconnects and resubscribes); for tests and demos.
