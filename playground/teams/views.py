@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from playground.catalog.services import refresh_models
 from playground.connections.forms import ConnectionForm
 from playground.connections.models import Connection
-from playground.teams import library
+from playground.teams import library, signals
 from playground.teams.forms import BudgetForm, InviteForm, RoleForm, TeamForm, TransferForm
 from playground.teams.models import (
     ADMIN,
@@ -158,7 +158,11 @@ def delete(request, pk):
         raise Http404("No such team.")
     if request.method == "POST":
         name = team.name
-        team.delete()
+        signals.deleting_teams.add(team.pk)
+        try:
+            team.delete()
+        finally:
+            signals.deleting_teams.discard(team.pk)
         messages.success(request, f"Team “{name}” deleted, with its connections, usage and links.")
         return redirect("teams:index")
     return render(request, "teams/delete.html", {"team": team})
