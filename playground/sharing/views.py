@@ -274,7 +274,11 @@ def fork(request, token: str):
             messages.success(request, f"Forked into your account, on {connection.name}.")
         return redirect(target)
     context = {"share": share, "form": form, "model_id": model_id, "having": having, "connections": connections}
-    return _private(render(request, "sharing/fork.html", context))
+    response = _private(render(request, "sharing/fork.html", context))
+    # Its form posts here: with "no-referrer" the browser sends `Origin: null` and the CSRF check refuses the fork.
+    # Other sites still get no referrer (and so never the token).
+    response["Referrer-Policy"] = "same-origin"
+    return response
 
 
 def _offers(connection: Connection, model_id: str) -> bool:

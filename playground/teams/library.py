@@ -55,7 +55,8 @@ def move_view(request, kind: str, pk: int):
 def grouped(team: Team) -> list[tuple[str, list[Share]]]:
     """The library by kind (conversations, rerank runs, clips, batches), newest first in each."""
     shares = team.shares.filter(kind__in=KINDS).select_related("owner").order_by("-created")[:200]
-    labels = dict(Share.KINDS)
+    labels = {Share.CONVERSATION: "Conversations", Share.RERANK: "Rerank runs", Share.SPEECH: "Speech clips"}
+    labels[Share.BATCH] = "Batches"
     groups: dict[str, list[Share]] = {kind: [] for kind in KINDS}
     for share in shares:
         groups[share.kind].append(share)

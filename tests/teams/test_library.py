@@ -81,7 +81,7 @@ def test_move_to_team_lists_each_kind_with_its_author_and_fork_buttons(alice, bo
     # Moving again refreshes the same link, it does not add one.
     assert move(alice, "speech", clip.pk, team).status_code == 302 and shares.count() == 4
     page = client_for(bob).get(reverse("teams:detail", args=[team.pk])).content.decode()
-    for label in ("Conversations", "Rerank runs", "Speech clips", "Batchs"):
+    for label in ("Conversations", "Rerank runs", "Speech clips", "Batches"):
         assert label in page, label
     for share in shares:
         assert reverse("sharing:fork", args=[share.token]) in page and share.title in page
