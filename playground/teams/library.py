@@ -46,7 +46,7 @@ def move_view(request, kind: str, pk: int):
         share, created = move(request.user, item, team)
     except freezing.NotShareable as exc:
         messages.error(request, str(exc))
-        return redirect(request.headers.get("referer") or "teams:index")
+        return redirect("teams:detail", team.pk)
     words = "is now in" if created else "was updated in"
     messages.success(request, f"“{share.title}” {words} the library of {team.name}: members read and fork it.")
     return redirect("teams:detail", team.pk)

@@ -143,3 +143,21 @@ def test_move_to_team_shows_only_for_a_user_in_a_team(alice, charlie, team):
     assert "Move to Research" in page and reverse("teams:move", args=["conversation", mine.pk]) in page
     page = client_for(charlie).get(reverse("chat:conversation", args=[theirs.pk])).content.decode()
     assert "Move to" not in page
+
+
+def test_a_forked_batch_is_listed_with_its_results_and_can_be_shared_on(alice, bob, team, batch, monkeypatch):
+    move(alice, "batch", batch.pk, team)
+    share = Share.objects.get(batch=batch)
+    client_for(bob).post(reverse("sharing:fork", args=[share.token]), {"connection": own_connection(bob).pk})
+    copy = Batch.objects.get(owner=bob)
+    listing = client_for(bob).get(reverse("batches:index")).content.decode()
+    assert reverse("batches:results", args=[copy.pk]) in listing
+
+    async def no_provider(*args):
+        raise AssertionError("a fork has no provider batch to read")
+
+    monkeypatch.setattr(batch_services, "file_content", no_provider)
+    monkeypatch.setattr(batch_services, "results", no_provider)
+    assert move(bob, "batch", copy.pk, team).status_code == 302  # its frozen copy, not the provider's files
+    again = Share.objects.get(batch=copy)
+    assert again.content["requests"] == REQUESTS and again.content["rows"][0]["answer"] == "Teal."
