@@ -54,10 +54,11 @@ def move_view(request, kind: str, pk: int):
 
 def grouped(team: Team) -> list[tuple[str, list[Share]]]:
     """The library by kind (conversations, rerank runs, clips, batches), newest first in each."""
-    shares = team.shares.filter(kind__in=KINDS).select_related("owner").order_by("-created")[:200]
+    shares = team.shares.select_related("owner").order_by("-created")[:200]
     labels = {Share.CONVERSATION: "Conversations", Share.RERANK: "Rerank runs", Share.SPEECH: "Speech clips"}
-    labels[Share.BATCH] = "Batches"
-    groups: dict[str, list[Share]] = {kind: [] for kind in KINDS}
+    labels |= {Share.BATCH: "Batches", Share.EVALUATION: "Evaluations"}
+    groups: dict[str, list[Share]] = {kind: [] for kind in labels}
     for share in shares:
         groups[share.kind].append(share)
-    return [(labels[kind], groups[kind]) for kind in KINDS]
+    # An evaluation shared "Team members only" is listed too (it is read, not forked), when there is one.
+    return [(labels[kind], groups[kind]) for kind in labels if kind in KINDS or groups[kind]]
