@@ -359,11 +359,11 @@ def _prepare_send(request, pk, launch) -> tuple[Turn, str] | HttpResponse:
         except ValidationError as exc:
             for message in exc.messages:
                 composer.add_error(None, message)
-    if services.connection_for(conversation) is None:
+    if problem := team_usage.lost_connection(conversation):
+        composer.add_error(None, problem)
+    elif services.connection_for(conversation) is None:
         composer.add_error(None, NO_CONNECTION)
-    elif problem := team_usage.lost_connection(conversation) or team_usage.refusal(
-        services.connection_for(conversation), request.user, "chat"
-    ):
+    elif problem := team_usage.refusal(services.connection_for(conversation), request.user, "chat"):
         composer.add_error(None, problem)
     if not composer.is_valid() or invalid_params is not None:
         return _invalid(request, conversation, composer, invalid_params)
