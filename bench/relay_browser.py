@@ -7,7 +7,7 @@ first), logs a user in, sends a message from the page and measures, while the an
 - the lag between a delta arriving on the websocket and the frame that puts it on screen, for the last
   delta (the last token on screen behind the last token received; goal under 100 ms) and over all deltas.
 
-    .venv/bin/python bench/relay_browser.py [--words 17500]
+    .venv/bin/python bench/relay_browser.py [--words 17500] [--plain-tail] [--trace FILE]
 """
 
 import argparse
@@ -116,7 +116,23 @@ def prepare(env: dict) -> tuple[str, int]:
     return client.cookies["sessionid"].value, conversation.pk
 
 
-def run(words: int, trace: str | None = None) -> None:
+# --plain-tail: the unfinished tail shown as text, as before live markdown (static/js/chat/markdown.js), for an A/B.
+# Times each live render of the tail (static/js/chat/markdown.js), the part of a frame live markdown adds.
+TIME_TAIL = """() => {
+  var live = window.ChatMarkdown;
+  if (!live) return;
+  var render = live.renderTail;
+  window.__bench.tail = [];
+  live.renderTail = function (element, text) {
+    var started = performance.now();
+    render(element, text);
+    window.__bench.tail.push(performance.now() - started);
+  };
+}"""
+PLAIN_TAIL = "Object.defineProperty(window, 'ChatMarkdown', { get: function () {}, set: function () {} });"
+
+
+def run(words: int, trace: str | None = None, plain_tail: bool = False) -> None:
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -132,10 +148,13 @@ def run(words: int, trace: str | None = None) -> None:
                 context = browser.new_context(viewport={"width": 1280, "height": 860})
                 context.add_cookies([{"name": "sessionid", "value": session, "domain": "127.0.0.1", "path": "/"}])
                 context.add_init_script(PROBE)
+                if plain_tail:
+                    context.add_init_script(PLAIN_TAIL)
                 page = context.new_page()
                 page.goto(f"http://127.0.0.1:{port}/c/{pk}/")
                 page.wait_for_function("window.ChatClient !== undefined")
                 page.wait_for_timeout(500)
+                page.evaluate(TIME_TAIL)
                 box = page.get_by_role("textbox", name="Message")
                 box.fill(f"Write {words} words about rivers")
                 if trace:
@@ -211,6 +230,14 @@ def report(data: dict, size: int, status: str, elapsed: float) -> None:
     print(f"| long tasks (> 50 ms) during the stream | {len(during)} | 0 |")
     print(f"| longest task for the final render (after the stream) | {max(after, default=0):.0f} ms | |")
     print(f"| lag of the last token on screen behind its arrival | {last_lag:.1f} ms | < 100 ms |")
+    tail = sorted(data.get("tail") or [])
+    if tail:
+        print(
+            f"| live markdown of the tail per frame, p50 / p95 / max ({len(tail)} frames) | "
+            f"{pct(tail, 0.5):.2f} / {pct(tail, 0.95):.2f} / {tail[-1]:.1f} ms | |"
+        )
+        slowest = sorted(range(len(data["tail"])), key=lambda i: -data["tail"][i])[:5]
+        print(f"<!-- slowest tail renders (frame: ms): {[(i, round(data['tail'][i], 1)) for i in slowest]} -->")
     print(
         f"| delta arrival to on screen, p50 / p95 / max | {pct(lags, 0.5):.1f} / {pct(lags, 0.95):.1f} / "
         f"{max(lags, default=float('nan')):.1f} ms | |"
@@ -224,5 +251,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--words", type=int, default=17500, help="answer length (the local model caps at 20000)")
     parser.add_argument("--trace", help="write a Chromium trace here and explain the long tasks")
+    parser.add_argument(
+        "--plain-tail", action="store_true", help="show the tail as text (no live markdown), for an A/B"
+    )
     arguments = parser.parse_args()
-    run(arguments.words, arguments.trace)
+    run(arguments.words, arguments.trace, arguments.plain_tail)

@@ -17,7 +17,10 @@ TEMPLATES = Path(settings.BASE_DIR) / "templates"
 STATIC_TAG = re.compile(r"""\{%\s*static\s+['"]([^'"]+)['"]\s*%\}""")
 STATIC_CALL = re.compile(r"""\bstatic\(\s*['"]([^'"]+)['"]\s*\)""")  # template tags that emit script tags
 SCRIPT_SRC = re.compile(r"""<script[^>]*\bsrc="([^"]+)\"""")
-CHAT_SCRIPTS = {f"js/chat/{name}.js" for name in ("messages", "attachments", "panel", "composer", "final", "stream")}
+CHAT_SCRIPTS = {
+    f"js/chat/{name}.js"
+    for name in ("messages", "attachments", "panel", "composer", "markdown", "choices", "final", "reconnect", "stream")
+}
 
 
 def templates() -> dict[Path, str]:

@@ -1,5 +1,7 @@
 """The chat websocket: transport glue between a browser tab and the conversation's generations (see services)."""
 
+import asyncio
+
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
@@ -56,14 +58,26 @@ class ChatConsumer(Replay, AsyncJsonWebsocketConsumer):
         elif content.get("type") == "stop" and await self.load_message(message_id):
             await services.request_stop(message_id)
 
+    probes = 5  # asked again while its row is still being stamped (a generation alive but out of reach)
+
     async def recover(self, message: Message) -> Message | None:
-        await database_sync_to_async(services.mark_interrupted)(message.conversation)
+        # No generation answered on any process. A live one stamps its row every second: unless the stamp moves
+        # within services.ORPHAN_AFTER of the last one, the generation is gone and the answer ends now.
+        wait = services.orphan_wait(message)
+        if wait:
+            await asyncio.sleep(wait)
+        if message.pk in self.waiting:
+            await database_sync_to_async(services.interrupt_orphan)(message)
         return await self.load_message(message.pk)
 
     # -- events from the channel layer
 
     async def chat_start(self, event):
         await self.send_json({**event, "type": "start"})
+
+    async def chat_thread(self, event):
+        # The thread changed shape (a branch switched, a message inserted...): the tab fetches its path again.
+        await self.send_json({"type": "thread", "origin": event.get("origin", "")})
 
     async def chat_done(self, event):
         await self._final(event, "done")

@@ -1,6 +1,7 @@
+import json
 import mimetypes
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django import forms
 from django.core.validators import MaxValueValidator
@@ -115,6 +116,10 @@ def parse_tools(text: str) -> list:
         tools = inputs.loads(text, field="tools")
     except inputs.InputError as exc:
         raise forms.ValidationError(f"{exc}.") from None
+    except json.JSONDecodeError as exc:
+        raise forms.ValidationError(
+            f"tools: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}."
+        ) from None
     except ValueError as exc:
         raise forms.ValidationError(f"tools: not valid JSON ({exc}).") from None
     if not isinstance(tools, list):
@@ -182,6 +187,7 @@ class Upload:
     name: str
     size: int
     data: bytes
+    options: dict = field(default_factory=dict)
 
     def read(self, limit: int | None = None) -> bytes:
         return self.data if limit is None else self.data[:limit]
@@ -263,4 +269,51 @@ def clean_attachments(files: list, model) -> list[Upload]:
             errors.extend(m for m in exc.messages if m not in errors)
     if errors:
         raise forms.ValidationError(errors)
+    return uploads
+
+
+# Per-attachment options of the content part (spec 2.4); max_frams is the spec's own spelling.
+DETAILS = ("auto", "low", "high")
+MAX_FPS = 60
+MAX_FRAMS = 10_000
+
+
+def _option_int(value, name: str, where: str, high: int) -> int | None:
+    if value in (None, ""):
+        return None
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        raise forms.ValidationError(f"{where}.{name}: must be a whole number from 1 to {high}.") from None
+    if not 1 <= number <= high:
+        raise forms.ValidationError(f"{where}.{name}: {number} is out of range; allowed 1 to {high}.")
+    return number
+
+
+def apply_attachment_options(uploads: list[Upload], text: str) -> list[Upload]:
+    """Set each upload's options from the composer's `attachment_options` (a JSON array in the files' order):
+    `detail` for images and videos (auto is the default and is not stored), `fps` and `max_frams` for videos."""
+    if not text.strip():
+        return uploads
+    try:
+        items = inputs.loads(text, field="attachment_options")
+    except (inputs.InputError, ValueError):
+        raise forms.ValidationError("attachment_options: not valid JSON (an array of objects).") from None
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+        raise forms.ValidationError("attachment_options: must be an array of objects, one per file.")
+    for index, (upload, item) in enumerate(zip(uploads, items, strict=False)):
+        where = f"attachments[{index}] ({upload.name})"
+        options = {}
+        detail = item.get("detail") or "auto"
+        if upload.kind in ("image", "video"):
+            if detail not in DETAILS:
+                raise forms.ValidationError(f"{where}.detail: must be one of {', '.join(DETAILS)}.")
+            if detail != "auto":
+                options["detail"] = detail
+        if upload.kind == "video":
+            for name, high in (("fps", MAX_FPS), ("max_frams", MAX_FRAMS)):
+                value = _option_int(item.get(name), name, where, high)
+                if value is not None:
+                    options[name] = value
+        upload.options = options
     return uploads

@@ -1,3 +1,4 @@
+import json
 import uuid
 from pathlib import Path
 
@@ -83,17 +84,29 @@ class Conversation(models.Model):
             params=self.params,
             context_policy=self.context_policy,
         )
-        messages, attachments = [], []
+        messages, attachments, parents = [], [], []
         for message in self.messages.exclude(status=Message.STREAMING).prefetch_related("attachments"):
             attachments.append(list(message.attachments.all()))
-            message.pk = None
+            parents.append((message.pk, message.parent_id))
+            message.pk, message.parent_id = None, None
             message.conversation = copy
             messages.append(message)
         Message.objects.bulk_create(messages)
+        # The same tree: each copy's parent is the copy of the original's parent.
+        copies = {old: message.pk for (old, _), message in zip(parents, messages, strict=True)}
+        for (_, parent), message in zip(parents, messages, strict=True):
+            message.parent_id = copies.get(parent)
+        Message.objects.bulk_update(messages, ["parent"], batch_size=500)
         # The copies share the stored files; a file is deleted with the last row that refers to it.
         Attachment.objects.bulk_create(
             Attachment(
-                message=message, file=a.file.name, kind=a.kind, content_type=a.content_type, name=a.name, size=a.size
+                message=message,
+                file=a.file.name,
+                kind=a.kind,
+                content_type=a.content_type,
+                name=a.name,
+                size=a.size,
+                options=a.options,
             )
             for message, items in zip(messages, attachments, strict=True)
             for a in items
@@ -139,6 +152,12 @@ class Message(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     choices = models.JSONField(default=list, blank=True, help_text="Text of the extra choices when n > 1.")
     tool_calls = models.JSONField(null=True, blank=True)
+    tool_call_id = models.CharField(max_length=200, blank=True, help_text="The call a tool message answers.")
+    # The message tree (see chat/branches.py): each message follows its parent (None: a first message); among
+    # siblings (edits, regenerations, compare columns) the selected one is on the thread's path.
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="children")
+    selected = models.BooleanField(default=True)
+    compare = models.CharField(max_length=32, blank=True, help_text="Columns of one open comparison share this.")
 
     class Meta:
         ordering = ["pk"]
@@ -146,6 +165,16 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role}: {self.content[:40]}"
+
+    def save(self, *args, **kwargs):
+        # A message created without a parent follows the end of the selected path (code that appends linearly
+        # needs to know nothing of branches); chat.branches.add sets the parent explicitly (None for a root).
+        if self._state.adding and self.parent_id is None and not getattr(self, "explicit_parent", False):
+            from playground.chat.branches import last_of_path
+
+            last = last_of_path(self.conversation_id)
+            self.parent_id = last
+        super().save(*args, **kwargs)
 
     @property
     def is_streaming(self) -> bool:
@@ -161,6 +190,49 @@ class Message(models.Model):
         from playground.chat.rendering import render_markdown
 
         return render_markdown(self.content)
+
+    @cached_property
+    def tool_cards(self) -> dict:
+        """The answer's tool calls as cards (name, pretty arguments, id, the result given) and whether they
+        wait for results: only the thread's last answer waits, until every call of it is answered."""
+        calls = [c for c in self.tool_calls or [] if isinstance(c, dict)]
+        if not calls:
+            return {"cards": [], "waiting": False}
+        from playground.chat.branches import path_of
+
+        # What follows the answer on the selected path (another branch's messages are not its results).
+        rows = list(
+            Message.objects.filter(conversation_id=self.conversation_id).only(
+                "parent", "selected", "role", "tool_call_id", "content"
+            )
+        )
+        path = [m.pk for m in path_of(rows, annotated=False)]
+        by_id = {m.pk: m for m in rows}
+        after = path[path.index(self.pk) + 1 :] if self.pk in path else []
+        later = [(by_id[pk].role, by_id[pk].tool_call_id, by_id[pk].content) for pk in after]
+        results = {call_id: content for role, call_id, content in later if role == "tool"}
+        moved_on = any(role != "tool" for role, _, _ in later)
+        typed = getattr(self, "tool_values", {})
+        cards = []
+        for call in calls:
+            function = call.get("function") if isinstance(call.get("function"), dict) else {}
+            arguments = function.get("arguments", "")
+            try:
+                pretty = json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+            except (TypeError, ValueError):
+                pretty = str(arguments)
+            call_id = str(call.get("id") or "")
+            cards.append(
+                {
+                    "id": call_id,
+                    "name": str(function.get("name") or ""),
+                    "arguments": pretty,
+                    "result": results.get(call_id),
+                    "value": typed.get(call_id, ""),
+                }
+            )
+        waiting = self.status == self.COMPLETE and not moved_on and any(card["result"] is None for card in cards)
+        return {"cards": cards, "waiting": waiting}
 
     def _usage(self, *path) -> int | None:
         value = self.usage
@@ -219,6 +291,9 @@ class Attachment(models.Model):
     content_type = models.CharField(max_length=100)
     name = models.CharField(max_length=255)
     size = models.PositiveBigIntegerField()
+    options = models.JSONField(
+        default=dict, blank=True, help_text="Content-part options: detail (images, video), fps and max_frams (video)."
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -14,6 +14,7 @@ from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 
 from playground.chat.highlighting import TOKEN_CLASSES, highlight
+from playground.chat.math import math_plugin
 
 # Markdown
 _LANGUAGE_NAME = re.compile(r"^[\w#+.-]{1,32}$")
@@ -57,7 +58,7 @@ def _render_image(self, tokens, idx, options, env):
     )
 
 
-_md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable(["table", "strikethrough"])
+_md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable(["table", "strikethrough"]).use(math_plugin)
 _md.add_render_rule("fence", _render_fence)
 _md.add_render_rule("code_block", _render_code_block)
 _md.add_render_rule("image", _render_image)
@@ -96,8 +97,8 @@ _cleaner = nh3.Cleaner(
         "button": {"type", "data-src", "data-copy-code", "title"},
     },
     allowed_classes={
-        "span": TOKEN_CLASSES | {"code-lang", "image-host"},
-        "div": {"code-block", "code-head"},
+        "span": TOKEN_CLASSES | {"code-lang", "image-host", "math", "math-inline", "math-display"},
+        "div": {"code-block", "code-head", "math", "math-display"},
         "button": {"copy-button", "image-placeholder"},
     },
     filter_style_properties={"text-align"},

@@ -38,22 +38,29 @@ class Replay:
         """A message still streaming whose generation did not answer; the owner's socket ends it."""
         return message
 
-    async def subscribe(self, message_id: int, after: int) -> None:
+    # How often a socket asks again for a message still streaming whose generation did not answer (and whose
+    # `recover` did not end it): 0 never. A generation may be starting; a dead one's row ends on a later try.
+    probes = 0
+
+    async def subscribe(self, message_id: int, after: int, probe: int = 0) -> None:
         message = await self.load_message(message_id)
         if message is None:
             return
         if message.status != Message.STREAMING:
             await self.send_stored(message)
             return
+        earlier = self.fallbacks.pop(message_id, None)
+        if earlier is not None:
+            earlier.cancel()
         self.waiting[message_id] = []
         self.last_seq[message_id] = after
         await self.channel_layer.group_send(
             generation_group(message_id),
             {"type": "generation.snapshot", "message_id": message_id, "reply_to": self.channel_name},
         )
-        self.fallbacks[message_id] = asyncio.create_task(self._fallback(message_id))
+        self.fallbacks[message_id] = asyncio.create_task(self._fallback(message_id, probe))
 
-    async def _fallback(self, message_id: int) -> None:
+    async def _fallback(self, message_id: int, probe: int = 0) -> None:
         """No generator answered in time: it finished or its process died. The database has the rest."""
         await asyncio.sleep(SNAPSHOT_TIMEOUT)
         self.fallbacks.pop(message_id, None)
@@ -68,9 +75,16 @@ class Replay:
             self.waiting.pop(message_id, None)
         elif message.status == Message.STREAMING:
             await self._deliver_snapshot(await snapshot_from_database(message))
+            if probe < self.probes:
+                self.fallbacks[message_id] = asyncio.create_task(self._probe_again(message_id, probe + 1))
         else:
             self.waiting.pop(message_id, None)
             await self.send_stored(message)
+
+    async def _probe_again(self, message_id: int, probe: int) -> None:
+        await asyncio.sleep(SNAPSHOT_TIMEOUT)
+        self.fallbacks.pop(message_id, None)
+        await self.subscribe(message_id, self.last_seq.get(message_id, 0), probe)
 
     async def _deliver_snapshot(self, snapshot: dict) -> None:
         message_id = snapshot["message_id"]

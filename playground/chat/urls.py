@@ -1,6 +1,6 @@
 from django.urls import path
 
-from playground.chat import views
+from playground.chat import branch_views, choices, tool_views, views
 
 app_name = "chat"
 
@@ -18,5 +18,16 @@ urlpatterns = [
     path("c/<int:pk>/request/", views.request_preview, name="request_preview"),
     path("c/<int:pk>/messages/<int:mid>/stop/", views.stop, name="stop"),
     path("c/<int:pk>/messages/<int:mid>/retry/", views.retry, name="retry"),
+    path("c/<int:pk>/messages/<int:mid>/tool-results/", tool_views.tool_results, name="tool_results"),
+    path("c/<int:pk>/tools/copy/", tool_views.copy_tools, name="copy_tools"),
+    path("c/start/picker/", tool_views.start_picker, name="start_picker"),
+    path("c/<int:pk>/messages/<int:mid>/choose/<int:number>/", choices.continue_with, name="choose"),
+    path("c/<int:pk>/messages/<int:mid>/edit/", branch_views.edit, name="edit"),
+    path("c/<int:pk>/messages/<int:mid>/regenerate/", branch_views.regenerate, name="regenerate"),
+    path("c/<int:pk>/messages/<int:mid>/switch/", branch_views.switch, name="switch"),
+    path("c/<int:pk>/messages/<int:mid>/delete/", branch_views.delete_message, name="delete_message"),
+    path("c/<int:pk>/messages/<int:mid>/pick/", branch_views.pick, name="pick"),
+    path("c/<int:pk>/insert/", branch_views.insert, name="insert"),
+    path("c/<int:pk>/compare/", branch_views.compare, name="compare"),
     path("attachments/<int:pk>/", views.attachment, name="attachment"),
 ]

@@ -12,7 +12,8 @@ from django.views.decorators.http import require_GET, require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigger_client_event
 
 from playground.catalog.params import ParamsForm
-from playground.chat import services
+from playground.chat import branches, services
+from playground.chat.composing import start_picker, tool_sources, uploads_of, waiting_tools
 from playground.chat.forms import (
     ChatModelPicker,
     ComposerForm,
@@ -20,7 +21,6 @@ from playground.chat.forms import (
     SettingsForm,
     accept_attribute,
     chat_params_form,
-    clean_attachments,
     parse_tools,
     stored_values,
 )
@@ -44,7 +44,17 @@ def _connections(user) -> list[Connection]:
 
 
 def _panel(
-    request, conversation, thread=(), *, connection_id=None, model_id=None, form=None, errors=(), saved=False
+    request,
+    conversation,
+    thread=(),
+    *,
+    connection_id=None,
+    model_id=None,
+    form=None,
+    errors=(),
+    saved=False,
+    tool_errors=(),
+    tools_text=None,
 ) -> dict:
     """The parameter panel: the connection, its chat models, the selected model's parameters and the body."""
     _connections(request.user)  # the Local connection exists before it is offered
@@ -86,7 +96,9 @@ def _panel(
         "context_policies": CONTEXT_POLICIES,
         "context_note": chat_request.note,
         "request_preview": json.dumps(chat_request.body, indent=2, ensure_ascii=False),
-        "tools": json.dumps(tools, indent=2) if tools else "",
+        "tools": tools_text if tools_text is not None else (json.dumps(tools, indent=2) if tools else ""),
+        "tool_errors": list(tool_errors),
+        "tool_sources": tool_sources(request.user, conversation) if model and model.tools else [],
         "attach_accept": accept_attribute(model) if conversation else "",
     }
 
@@ -96,7 +108,7 @@ def _page(request, conversation=None, **extra) -> dict:
     thread = []
     if conversation is not None:
         services.mark_interrupted(conversation)
-        thread = list(conversation.messages.prefetch_related("attachments"))
+        thread = branches.thread(conversation)
     panel = _panel(request, conversation, thread)
     context = {
         "conversations": Conversation.objects.for_user(request.user).search(query)[:LIST_LIMIT],
@@ -108,6 +120,9 @@ def _page(request, conversation=None, **extra) -> dict:
         "has_connection": bool(panel),
         "query": query,
     }
+    if conversation is None and context["has_connection"]:
+        context["start"] = start_picker(request)
+        context["attach_accept"] = context["start"]["accept"]
     context.update(extra)
     return context
 
@@ -170,6 +185,13 @@ async def delete(request, pk):
 class PanelProblems:
     form: ParamsForm | None = None
     errors: list[str] = field(default_factory=list)
+    # Invalid tools JSON does not stop the other settings from saving: the text stays in the editor.
+    tool_errors: list[str] = field(default_factory=list)
+    tools_text: str | None = None
+
+    @property
+    def blocking(self) -> bool:
+        return bool(self.form or self.errors)
 
 
 def _apply_picker(request, conversation: Conversation) -> list[str]:
@@ -221,23 +243,33 @@ def _apply_panel(request, conversation: Conversation) -> PanelProblems | None:
         try:
             params["tools"] = parse_tools(post["tools"])
         except ValidationError as exc:
-            problems.errors.extend(exc.messages)
+            problems.tool_errors.extend(exc.messages)
+            problems.tools_text = post["tools"]
     form = chat_params_form(model, post)
     if any(name in post for name in form.fields):
         if form.is_valid():
             params.update(stored_values(form))
         else:
             problems.form = form
-    if problems.form or problems.errors:
+    if problems.blocking:
         return problems
     conversation.params = params
-    return None
+    return problems if problems.tool_errors else None
 
 
 def _panel_response(request, conversation, problems: PanelProblems | None = None, *, saved=False) -> HttpResponse:
-    thread = list(conversation.messages.prefetch_related("attachments")) if conversation.pk else []
+    thread = branches.thread(conversation) if conversation.pk else []
     problems = problems or PanelProblems()
-    panel = _panel(request, conversation, thread, form=problems.form, errors=problems.errors, saved=saved)
+    panel = _panel(
+        request,
+        conversation,
+        thread,
+        form=problems.form,
+        errors=problems.errors,
+        saved=saved,
+        tool_errors=problems.tool_errors,
+        tools_text=problems.tools_text,
+    )
     return render(request, "chat/index.html#panel", {"conversation": conversation, "panel": panel})
 
 
@@ -245,7 +277,7 @@ def _panel_response(request, conversation, problems: PanelProblems | None = None
 def settings(request, pk):
     conversation = get_conversation(request, pk)
     problems = _apply_panel(request, conversation)
-    if problems is None:
+    if problems is None or not problems.blocking:
         conversation.save()
     if request.htmx:
         return _panel_response(request, conversation, problems, saved=problems is None)
@@ -259,7 +291,7 @@ def panel(request, pk):
         connection_id = int(request.GET["connection"]) if request.GET.get("connection") else None
     except ValueError:
         raise Http404("No such connection.") from None
-    thread = list(conversation.messages.prefetch_related("attachments"))
+    thread = branches.thread(conversation)
     context = {
         "conversation": conversation,
         "panel": _panel(request, conversation, thread, connection_id=connection_id, model_id=request.GET.get("model")),
@@ -292,6 +324,9 @@ def _invalid(request, conversation, composer, problems) -> HttpResponse:
             "send_errors": errors,
             "attach_accept": accept_attribute(services.selected_model(conversation)) if conversation.pk else "",
         }
+        if not conversation.pk:
+            context["start"] = start_picker(request, request.POST.get("connection"), request.POST.get("model"))
+            context["attach_accept"] = context["start"]["accept"]
         response = render(request, "chat/index.html#composer", context)
         target = "#composer"
     if request.htmx:
@@ -351,20 +386,17 @@ def _prepare_send(request, pk, launch) -> tuple[Turn, str] | HttpResponse:
     conversation = get_object_or_404(Conversation.objects.for_user(request.user).select_related("connection"), pk=pk)
     composer = ComposerForm(request.POST)
     invalid_params = _apply_panel(request, conversation)
-    files = request.FILES.getlist("attachments")
-    uploads = []
-    if files and invalid_params is None:
-        try:
-            uploads = clean_attachments(files, services.selected_model(conversation))
-        except ValidationError as exc:
-            for message in exc.messages:
-                composer.add_error(None, message)
+    if invalid_params is not None and not invalid_params.blocking:
+        invalid_params = None  # invalid tools JSON in the editor: the saved tools stay and the message goes
+    uploads = uploads_of(request, conversation, composer) if invalid_params is None else []
     if problem := team_usage.lost_connection(conversation):
         composer.add_error(None, problem)
     elif services.connection_for(conversation) is None:
         composer.add_error(None, NO_CONNECTION)
     elif problem := team_usage.refusal(services.connection_for(conversation), request.user, "chat"):
         composer.add_error(None, problem)
+    if waiting := waiting_tools(conversation):
+        composer.add_error(None, waiting)
     if not composer.is_valid() or invalid_params is not None:
         return _invalid(request, conversation, composer, invalid_params)
     turn = services.prepare_turn(conversation, composer.cleaned_data["content"], attachments=uploads, launch=launch)
@@ -393,23 +425,26 @@ async def send(request, pk):
 
 
 def _create(request):
+    """The start page's first message: a conversation is saved only with it (a bare New chat saves nothing)."""
     conversation = Conversation(owner=request.user)
-    invalid_params = _apply_panel(request, conversation)
     content = request.POST.get("content", "")
-    composer = ComposerForm(request.POST) if content.strip() else None
-    if composer is not None and services.connection_for(conversation) is None:
+    if not content.strip():
+        return None
+    invalid_params = _apply_panel(request, conversation)
+    if invalid_params is not None and not invalid_params.blocking:
+        invalid_params = None
+    composer = ComposerForm(request.POST)
+    if services.connection_for(conversation) is None:
         composer.add_error(None, NO_CONNECTION)
-    elif composer is not None and (problem := team_usage.refusal(conversation.connection, request.user, "chat")):
+    elif problem := team_usage.refusal(conversation.connection, request.user, "chat"):
         composer.add_error(None, problem)
-    if invalid_params is not None or (composer is not None and not composer.is_valid()):
+    uploads = uploads_of(request, conversation, composer) if invalid_params is None else []
+    if invalid_params is not None or not composer.is_valid():
         return _invalid(request, conversation, composer, invalid_params)
-    if not composer:
-        conversation.save()
-        return conversation
     # One transaction: a failure leaves neither the conversation nor half a turn behind.
     with transaction.atomic():
         conversation.save()
-        return services.prepare_turn(conversation, composer.cleaned_data["content"])
+        return services.prepare_turn(conversation, composer.cleaned_data["content"], attachments=uploads)
 
 
 @require_POST
@@ -422,6 +457,9 @@ async def create(request):
         return await sync_to_async(_unavailable)(request, None, "database_unavailable")
     if isinstance(outcome, HttpResponse):
         return outcome
+    if outcome is None:
+        url = reverse("chat:index")
+        return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
     if isinstance(outcome, Turn):
         await services.start_turn(outcome)
         outcome = outcome.conversation

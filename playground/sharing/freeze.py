@@ -13,6 +13,7 @@ from django.db import transaction
 
 from playground.batches import services as batch_services
 from playground.batches.models import Batch
+from playground.chat import branches
 from playground.chat import services as chat_services
 from playground.chat.models import Conversation, Message
 from playground.evaluate import services as evaluate_services
@@ -38,6 +39,7 @@ MESSAGE_FIELDS = [
     "total_ms",
     "choices",
     "tool_calls",
+    "tool_call_id",
 ]
 BATCH_ROWS = 1000  # a batch share shows at most this many requests
 
@@ -117,7 +119,7 @@ def turn_request(conversation: Conversation, earlier: list[dict], answer: dict) 
     turns = [
         (m["role"], m["content"], m["attachments"])
         for m in earlier
-        if m["role"] == "user"
+        if m["role"] in ("user", "system")
         or (m["role"] == "assistant" and m["content"] and m["status"] not in (Message.ERROR, Message.STREAMING))
     ]
     system = conversation.system_prompt.strip()
@@ -138,7 +140,7 @@ def turn_request(conversation: Conversation, earlier: list[dict], answer: dict) 
 def conversation_messages(conversation: Conversation, messages=None) -> list[dict]:
     """Every message with its attachments (two queries), each answer with the request that produced it."""
     if messages is None:
-        messages = conversation.messages.prefetch_related("attachments")
+        messages = branches.thread(conversation)
     rows = [message_dict(m) for m in messages]
     for index, row in enumerate(rows):
         if row["role"] == "assistant":
@@ -148,7 +150,8 @@ def conversation_messages(conversation: Conversation, messages=None) -> list[dic
 
 def conversation_content(conversation: Conversation, files: list) -> dict:
     # An answer still streaming is left out: a frozen copy would show it "generating" forever.
-    rows = list(conversation.messages.exclude(status=Message.STREAMING).prefetch_related("attachments"))
+    # The selected path only (what the owner's thread shows), without an answer still streaming.
+    rows = [m for m in branches.thread(conversation) if m.status != Message.STREAMING]
     messages = conversation_messages(conversation, rows)
     for message in rows:
         for a in message.attachments.all():

@@ -6,6 +6,7 @@ from datetime import timedelta
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from playground.chat import branches
 from playground.chat.models import Message
 from playground.chat.rendering import render_markdown
 from playground.sharing import freeze
@@ -48,8 +49,8 @@ def message_for(conversation_id: int, message_id: int) -> Message | None:
 def render_after(share: Share, after: int, upto: int | None = None) -> list[tuple[int, str, str]]:
     """The messages after `after` (up to `upto`), rendered as a viewer sees them, with their requests."""
     conversation = share.conversation
-    messages = conversation.messages.prefetch_related("attachments")
-    messages = list(messages.filter(pk__lte=upto) if upto else messages)
+    # The selected path (a branch switched by the owner shows on the viewer's next load).
+    messages = [m for m in branches.thread(conversation) if not upto or m.pk <= upto]
     rows = freeze.conversation_messages(conversation, messages)
     frozen = set(share.files.values_list("key", flat=True))
     return [(row["id"], row["status"], render_row(row, frozen, share.token)) for row in rows if row["id"] > after]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from django.core.files.base import ContentFile
 from django.db import transaction
 
+from playground.chat import branches
 from playground.chat.forms import ACCEPTED_TYPES, MAX_ATTACHMENT_BYTES, human_size
 from playground.chat.models import Attachment, Conversation, Message, attachment_name
 
@@ -40,10 +41,15 @@ def _data_uri(attachment: Attachment) -> str:
     return f"data:{attachment.content_type};base64,{base64.b64encode(attachment.read()).decode()}"
 
 
+def _selected(conversation: Conversation) -> list[Message]:
+    """The selected path (what the thread shows), without an answer still streaming."""
+    return [m for m in branches.thread(conversation) if m.status != Message.STREAMING]
+
+
 def export_json(conversation: Conversation) -> dict:
     """The conversation as a JSON-ready dict (reads the attachments: call from a thread)."""
     messages = []
-    for message in conversation.messages.exclude(status=Message.STREAMING).prefetch_related("attachments"):
+    for message in _selected(conversation):
         item: dict = {"role": message.role}
         attachments = list(message.attachments.all())
         if attachments:
@@ -58,6 +64,8 @@ def export_json(conversation: Conversation) -> dict:
             item["reasoning_content"] = message.reasoning
         if message.tool_calls:
             item["tool_calls"] = message.tool_calls
+        if message.tool_call_id:
+            item["tool_call_id"] = message.tool_call_id
         if message.role == "assistant":
             extra = {"model": message.model_id, "status": message.status, "params": message.params}
             extra["usage"], extra["finish_reason"] = message.usage, message.finish_reason
@@ -82,7 +90,7 @@ def export_markdown(conversation: Conversation) -> str:
     lines += [f"- {name}: `{json.dumps(value)}`" for name, value in conversation.params.items()]
     if conversation.system_prompt:
         lines += ["", "## System", "", conversation.system_prompt]
-    for message in conversation.messages.exclude(status=Message.STREAMING).prefetch_related("attachments"):
+    for message in _selected(conversation):
         heading = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System"}[message.role]
         if message.role == "assistant" and message.model_id:
             heading += f" · {message.model_id}"
@@ -111,6 +119,7 @@ class ImportedMessage:
     content: str
     reasoning: str = ""
     tool_calls: list | None = None
+    tool_call_id: str = ""
     model_id: str = ""
     status: str = Message.COMPLETE
     params: dict = field(default_factory=dict)
@@ -211,6 +220,7 @@ def _message(item, where: str) -> ImportedMessage:
         content=text,
         reasoning=_text(item, "reasoning_content", MAX_TEXT, f"{where}."),
         tool_calls=tool_calls,
+        tool_call_id=str(item.get("tool_call_id") or "")[:200],
         model_id=str(extra.get("model") or "")[:200],
         status=status if status in dict(Message.STATUSES) and status != Message.STREAMING else Message.COMPLETE,
         params=extra.get("params") if isinstance(extra.get("params"), dict) else {},
@@ -279,13 +289,16 @@ def _create(imported: Imported, owner, connection, storage, stored: list[str]) -
             params=imported.params,
             context_policy=imported.context_policy,
         )
+        parent = None  # a linear thread: each message follows the one before
         for item in imported.messages:
             message = Message.objects.create(
                 conversation=conversation,
+                parent_id=parent,
                 role=item.role,
                 content=item.content,
                 reasoning=item.reasoning,
                 tool_calls=item.tool_calls,
+                tool_call_id=item.tool_call_id,
                 model_id=item.model_id,
                 status=item.status,
                 params=item.params,
@@ -293,6 +306,7 @@ def _create(imported: Imported, owner, connection, storage, stored: list[str]) -
                 finish_reason=item.finish_reason,
                 choices=item.choices,
             )
+            parent = message.pk
             for f in item.files:
                 name = storage.save(attachment_name(owner.pk, f.name), ContentFile(f.data))
                 stored.append(name)

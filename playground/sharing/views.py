@@ -298,11 +298,13 @@ def fork_conversation(share: Share, user, connection: Connection, model_id: str)
         context_policy=content["context_policy"],
     )
     storage = Attachment._meta.get_field("file").storage
+    parent = None  # the frozen path, linear: each message follows the one before
     for data in content["messages"]:
         if data["status"] == Message.STREAMING:
             continue
         fields = {name: data[name] for name in freezing.MESSAGE_FIELDS}
-        message = Message.objects.create(conversation=conversation, **fields)
+        message = Message.objects.create(conversation=conversation, parent_id=parent, **fields)
+        parent = message.pk
         for item in data["attachments"]:
             source = frozen.get(item["key"])
             if source is None or not source.path.exists():

@@ -8,6 +8,7 @@ it is flushed), and the tests' own database work goes through `orm()`, which run
 """
 
 import os
+import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -52,6 +53,17 @@ def orm(function, *args, **kwargs):
             connections.close_all()
 
     return _orm_thread.submit(call).result()
+
+
+def orm_eventually(function, predicate, timeout: float = 10.0):
+    """`orm(function)` until `predicate` holds of its result (a save the page makes in the background); the last
+    result either way, so the test's own assertion names what was wrong."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = orm(function)
+        if predicate(result) or time.monotonic() > deadline:
+            return result
+        time.sleep(0.1)
 
 
 @pytest.fixture(scope="session")

@@ -41,6 +41,9 @@ def test_create_a_batch_from_three_prompts_watch_it_complete_and_read_the_result
     expect(rows.nth(0)).to_contain_text("What is the capital of France?")
     for index in range(3):
         expect(rows.nth(index).locator(".answer")).not_to_be_empty()
+        expect(rows.nth(index).get_by_text("Raw")).to_be_visible()
+    rows.nth(0).get_by_text("Raw").click()
+    expect(rows.nth(0).locator(".answer-raw")).to_be_visible()
     expect(page.get_by_test_id("summary")).to_contain_text("3 answered")
     screenshot(page, "batch-results-dark")
     page.get_by_role("button", name="Toggle dark mode").click()

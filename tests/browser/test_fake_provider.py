@@ -65,16 +65,19 @@ def test_add_refresh_and_chat_with_an_openai_style_provider(alice, alice_page, l
     for model_id in fake.MODELS:
         expect(table).to_contain_text(model_id)
 
-    # A new chat, switched to the fake's connection and its plain chat model.
+    # A new chat: its first message goes to the fake's connection and its plain chat model, chosen on the start
+    # page (nothing is saved before that message).
     page.goto("/")
-    page.get_by_role("button", name="New chat").click()
+    page.get_by_role("link", name="New chat").click()
     expect(page.get_by_role("textbox", name="Message")).to_be_visible()
-    choose(page, "Connection", "Fake OpenAI")
-    choose(page, "Model", fake.CHAT_MODEL)
-    page.wait_for_function("() => window.ChatClient !== undefined")
-    page.wait_for_timeout(300)
-
-    answer = send(page, "tell me about rivers")
+    page.get_by_label("Connection", exact=True).select_option(label="Fake OpenAI")
+    expect(page.get_by_label("Model", exact=True).locator(f'option[value="{fake.TOOLS_MODEL}"]')).to_have_count(1)
+    page.get_by_label("Model", exact=True).select_option(label=fake.CHAT_MODEL)
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("tell me about rivers")
+    box.press("Enter")
+    page.wait_for_url("**/c/*/")
+    answer = page.locator('article[data-role="assistant"]').last
     expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
     expect(answer.locator(".message-body")).to_contain_text("Fake provider here. You said: tell me about rivers.")
     meta = answer.locator(".message-meta")
@@ -95,9 +98,16 @@ def test_add_refresh_and_chat_with_an_openai_style_provider(alice, alice_page, l
     expect(page.locator("#request-preview")).to_contain_text('"name": "get_weather"')
     answer = send(page, "weather in Paris")
     expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
-    calls = answer.locator(".tool-calls")
-    expect(calls).to_contain_text('get_weather({"query": "weather in Paris", "attempt": 1})')
+    card = answer.locator(".tool-card")
+    expect(card.locator(".tool-name")).to_have_text("get_weather")
+    expect(card.locator(".tool-args")).to_contain_text('"query": "weather in Paris"')
     expect(answer.locator(".message-meta")).to_contain_text("tool_calls")
+    # Its result, typed in the card, continues the turn.
+    card.get_by_label("Result of get_weather").fill("18 C")
+    answer.get_by_role("button", name="Send result").click()
+    answer = page.locator('article[data-role="assistant"]').last
+    expect(answer.locator(".message-body")).to_contain_text("The tool answered 18 C; that settles it.", timeout=DONE)
+    expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
 
     # An error in words: the provider's 429 with the limit and when to retry.
     fake_openai.state.fail = 429

@@ -60,16 +60,15 @@ def test_owner_invites_a_member_who_chats_with_the_team_key_and_the_owner_sees_t
         member.get_by_role("button", name="Join the team").click()
         expect(member.locator("#members")).to_contain_text("bob")
 
-        # A new chat, switched to the team connection in the panel, then a message.
+        # A new chat on the team connection, picked on the start page, then the first message.
         member.goto("/")
-        member.get_by_role("button", name="New chat").first.click()
-        member.wait_for_function("() => window.ChatClient !== undefined")
+        member.get_by_role("link", name="New chat").first.click()
         member.get_by_label("Connection").select_option(label="Team gateway (team Research)")
         expect(member.get_by_label("Model", exact=True)).to_have_value("local/chat")
-        member.wait_for_timeout(300)
         box = member.get_by_role("textbox", name="Message")
         box.fill("Write 40 words about the team")
         box.press("Enter")
+        member.wait_for_url("**/c/*/")
         answer = member.locator(".message-assistant").last
         expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
         screenshot(member, "teams-member-chat-1280")

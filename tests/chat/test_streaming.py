@@ -140,11 +140,22 @@ async def test_a_reconnect_after_the_generator_is_gone_gets_what_the_database_ho
         seq=7,
         heartbeat=timezone.now(),
     )
-    ws = await connect(conversation.pk, alice)
-    await ws.send_json_to({"type": "subscribe", "message_id": message.pk, "after": 3})
-    event = await ws.receive_json_from(timeout=5)
-    await ws.disconnect()
+
+    async def stamp():  # a generation alive but out of reach (its process cannot answer) still stamps the row
+        while True:
+            await asyncio.sleep(0.3)
+            await Message.objects.filter(pk=message.pk).aupdate(heartbeat=timezone.now())
+
+    stamper = asyncio.create_task(stamp())
+    try:
+        ws = await connect(conversation.pk, alice)
+        await ws.send_json_to({"type": "subscribe", "message_id": message.pk, "after": 3})
+        event = await ws.receive_json_from(timeout=5)
+        await ws.disconnect()
+    finally:
+        stamper.cancel()
     assert event["type"] == "snapshot" and event["seq"] == 7 and event["content"] == "What arrived before"
+    assert (await Message.objects.aget(pk=message.pk)).status == "streaming"
 
 
 async def test_a_message_left_streaming_by_a_dead_process_is_marked_interrupted(alice, make_conversation):

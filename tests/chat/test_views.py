@@ -5,7 +5,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from playground.chat import services
+from playground.chat import branches, services
 from playground.chat.models import Conversation, Message
 from tests.chat.conftest import connect, finish
 
@@ -18,10 +18,14 @@ def test_the_empty_chat_page_says_what_to_do(alice_client, catalog):
     assert "No conversations yet" in response.content.decode()
 
 
-def test_creating_a_conversation_redirects_to_it(alice_client, alice, catalog):
+def test_new_chat_saves_nothing_until_the_first_message(alice_client, alice, catalog):
     response = alice_client.post(reverse("chat:create"))
-    conversation = Conversation.objects.get(owner=alice)
-    assert response.status_code == 302 and response.url == reverse("chat:conversation", args=[conversation.pk])
+    assert response.status_code == 302 and response.url == reverse("chat:index")
+    assert not Conversation.objects.filter(owner=alice).exists()
+    page = alice_client.get(reverse("chat:index")).content.decode()
+    # New chat is a link to the start page, not a form that saves a conversation.
+    assert f'<a href="{reverse("chat:index")}" class="btn btn-primary new-chat">' in page
+    assert not Conversation.objects.filter(owner=alice).exists()
 
 
 def test_the_title_comes_from_the_first_message_and_can_be_renamed(alice_client, make_conversation):
@@ -134,6 +138,8 @@ def test_a_conversation_of_500_messages_opens_with_a_bounded_number_of_queries(
         )
         for i in range(500)
     )
+    rows = list(conversation.messages.all())
+    Message.objects.bulk_update(branches.link_linear(rows), ["parent", "selected"])
     alice_client.get(reverse("chat:conversation", args=[conversation.pk]))  # the once-per-process sweep
     with django_assert_max_num_queries(16):  # 16: the Share menu's "Move to team" asks for the user's teams
         response = alice_client.get(reverse("chat:conversation", args=[conversation.pk]))

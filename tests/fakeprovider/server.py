@@ -9,6 +9,8 @@ API made other choices:
 - `finish_reason` comes in a chunk of its own, with an empty delta; every chunk has a new `id`.
 - A tool call streams its id and name first, then only `index` and fragments of the arguments.
 - Errors are `{"error": {"message", "type", "param", "code"}}` with string codes; the trace id is `x-request-id`.
+- Tool results are checked as OpenAI does: an assistant message with `tool_calls` must be followed by one `tool`
+  message (`tool_call_id`, string `content`) per call, and a `tool` message must answer such a call.
 - `/rerank` answers in the spec's shape; `/audio/speech` streams a short tone in the requested format.
 
 Tests steer it through `FakeProvider.state` (shared with the server threads): `fail` makes every chat request
@@ -93,6 +95,37 @@ def tool_calls_for(body: dict) -> list[dict]:
         arguments = json.dumps({"query": words_of(body["messages"]), "attempt": number + 1})
         calls.append({"id": f"call_{secrets.token_hex(8)}", "name": name, "arguments": arguments})
     return calls
+
+
+def tool_sequence_error(messages: list) -> str | None:
+    """OpenAI's rule for tool results: each call of an assistant message is answered by the tool messages right
+    after it, and a tool message answers one of those calls."""
+    waiting: set[str] = set()
+    for index, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, dict) else None
+        if role == "tool":
+            if message.get("tool_call_id") not in waiting:
+                return (
+                    f"Invalid parameter: messages[{index}]: messages with role 'tool' must be a response to a "
+                    "preceeding message with 'tool_calls'."
+                )
+            if not isinstance(message.get("content"), str):
+                return f"Invalid type for 'messages[{index}].content': expected a string."
+            waiting.discard(message["tool_call_id"])
+            continue
+        if waiting:
+            return (
+                "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+                f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(sorted(waiting))}"
+            )
+        if role == "assistant" and message.get("tool_calls"):
+            waiting = {call.get("id") for call in message["tool_calls"] if isinstance(call, dict)}
+    if waiting:
+        return (
+            "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+            f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(sorted(waiting))}"
+        )
+    return None
 
 
 def usage_for(body: dict, completion: str) -> dict:
@@ -220,6 +253,8 @@ class Handler(BaseHTTPRequestHandler):
         if not isinstance(body.get("messages"), list) or not body["messages"]:
             message = "Invalid 'messages': empty array. Expected an array with minimum length 1."
             return self._send_json(400, error_body(message, "invalid_request_error", "empty_array", "messages"))
+        if message := tool_sequence_error(body["messages"]):
+            return self._send_json(400, error_body(message, "invalid_request_error", None, "messages"))
         if "stream_options" in body and not body.get("stream"):
             message = "The 'stream_options' parameter is only allowed when 'stream' is enabled."
             return self._send_json(400, error_body(message, "invalid_request_error", None, "stream_options"))

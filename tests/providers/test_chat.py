@@ -74,7 +74,7 @@ async def test_a_tool_call_is_reassembled_and_shown(provider):
     arguments = json.loads(call["function"]["arguments"])
     assert isinstance(arguments, dict) and arguments
     html = events[-1]["html"]
-    assert "Tool calls" in html and "get_weather(" in html
+    assert "Tool calls" in html and '<span class="tool-name mono">get_weather</span>' in html
     # The id of the call is the one of its first fragment, never a later chunk's id.
     if provider.fake:
         assert call["id"].startswith("call_")

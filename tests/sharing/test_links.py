@@ -9,6 +9,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from playground.chat import branches
 from playground.chat.models import Conversation, Message
 from playground.rerank.models import RerankRun
 from playground.sharing.models import TOKEN_BYTES, Share, SharedFile
@@ -303,6 +304,8 @@ def test_a_500_message_share_renders_in_a_constant_number_of_queries(
         Message(conversation=conversation, role="user" if i % 2 else "assistant", content=f"turn {i}")
         for i in range(498)
     )
+    rows = list(conversation.messages.all())
+    Message.objects.bulk_update(branches.link_linear(rows), ["parent", "selected"])
     share = make_share(conversation)
     with django_assert_max_num_queries(8):
         response = client.get(link(share))

@@ -63,12 +63,8 @@ async def test_a_member_session_uses_the_team_key_and_never_receives_it(live_ser
         return response
 
     await get(reverse("chat:index"))
-    response = await async_client.post(
-        reverse("chat:create"), {"connection": connection.pk, "model": "local/chat"}, headers=HX
-    )
-    bodies.append(("create", response.content.decode()))
-    conversation = await Conversation.objects.aget(owner=bob)
-    assert conversation.connection_id == connection.pk
+    # A bare New chat saves nothing: the conversation is made as the start page's first message would make it.
+    conversation = await Conversation.objects.acreate(owner=bob, connection=connection, model_id="local/chat")
 
     ws = await connect(conversation.pk, bob)
     response = await send(async_client, conversation, "write 40 words about rain")

@@ -2,6 +2,7 @@
 
 A generation belongs to the server process that started it, never to a browser tab. By concern:
 `request` builds the JSON body; `turns` saves a turn's rows and starts, finds or stops its generation;
+`tools` continues a turn with tool results;
 `generation` is the relay (stream, publish, flush, listen for stop and snapshot requests); `limits` the
 timeouts; `display` the HTML and snapshots the tabs see; `recovery` the heartbeat sweep of dead processes.
 Callers use the names below (`services.send(...)`), not the submodules.
@@ -19,7 +20,7 @@ from playground.chat.services.generation import (
     running,
 )
 from playground.chat.services.limits import Limits, limits_of, rejects_stream_options
-from playground.chat.services.recovery import beat, mark_interrupted, sweep
+from playground.chat.services.recovery import ORPHAN_AFTER, beat, interrupt_orphan, mark_interrupted, orphan_wait, sweep
 from playground.chat.services.request import (
     CHARS_PER_TOKEN,
     MAX_MESSAGES,
@@ -35,6 +36,13 @@ from playground.chat.services.request import (
     pick_model,
     preview_request,
     selected_model,
+)
+from playground.chat.services.tools import (
+    ToolResultsError,
+    clean_results,
+    pending_calls,
+    prepare_tool_results,
+    submit_tool_results,
 )
 from playground.chat.services.turns import (
     LiveUnavailable,
@@ -57,6 +65,7 @@ __all__ = [
     "KIND",
     "LIVE_LOST_NOTICE",
     "MAX_MESSAGES",
+    "ORPHAN_AFTER",
     "PART_TYPES",
     "PREVIEW_BYTES",
     "SNAPSHOT_TIMEOUT",
@@ -64,6 +73,7 @@ __all__ = [
     "Generation",
     "Limits",
     "LiveUnavailable",
+    "ToolResultsError",
     "Turn",
     "apply_policy",
     "attachment_part",
@@ -71,14 +81,19 @@ __all__ = [
     "build_request",
     "chat_models",
     "check_live",
+    "clean_results",
     "connection_for",
     "conversation_group",
     "eligible_history",
     "generation_group",
+    "interrupt_orphan",
     "launcher",
     "limits_of",
     "mark_interrupted",
+    "orphan_wait",
+    "pending_calls",
     "pick_model",
+    "prepare_tool_results",
     "prepare_turn",
     "preview_request",
     "rejects_stream_options",
@@ -92,5 +107,6 @@ __all__ = [
     "start",
     "start_turn",
     "store_uploads",
+    "submit_tool_results",
     "sweep",
 ]

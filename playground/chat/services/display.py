@@ -3,6 +3,7 @@
 from asgiref.sync import sync_to_async
 from django.template.loader import render_to_string
 
+from playground.chat import branches
 from playground.chat.models import Message
 from playground.chat.rendering import BlockRenderer
 
@@ -10,7 +11,19 @@ SNAPSHOT_TIMEOUT = 1.0  # how long a subscriber waits for the generator before r
 
 
 def render_message(message: Message) -> str:
+    if not hasattr(message, "sibling_ids") and message.pk and message.role in ("user", "assistant"):
+        annotate_siblings(message)
     return render_to_string("chat/_message.html", {"message": message})
+
+
+def annotate_siblings(message: Message) -> None:
+    """What the page's path gives each message (its ‹ 2/3 › place), for a message rendered alone (one query)."""
+    rows = list(
+        branches.siblings(message.conversation_id, message.parent_id).only("pk", "parent", "selected", "compare")
+    )
+    group = [row if row.pk != message.pk else message for row in rows]
+    if message in group:
+        branches.annotate(message, group)
 
 
 async def snapshot_from_database(message: Message) -> dict:
@@ -25,4 +38,5 @@ async def snapshot_from_database(message: Message) -> dict:
         "tail": tail,
         "reasoning": message.reasoning,
         "content": message.content,
+        "choices": list(message.choices or []),
     }

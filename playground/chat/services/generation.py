@@ -20,6 +20,7 @@ from playground.chat.models import Conversation, Message
 from playground.chat.rendering import BlockRenderer
 from playground.chat.services.display import render_message
 from playground.chat.services.limits import Limits, rejects_stream_options
+from playground.chat.services.usage import estimated_usage
 from playground.connections.models import Connection
 from playground.lib import detached
 from playground.teams import usage as team_usage
@@ -83,6 +84,7 @@ class Generation:
         # What was received but not yet published, and what the websockets have been sent so far.
         self._pending_text: list[str] = []
         self._pending_reasoning: list[str] = []
+        self._pending_extra: dict[int, list[str]] = {}
         self._wake = asyncio.Event()
         self._closing = False
         # Set once the placeholder was announced to the tabs (start_turn): no delta or end may overtake it.
@@ -92,6 +94,7 @@ class Generation:
         self.blocks: list[str] = []
         self.tail = ""
         self.published_content: list[str] = []
+        self.published_extra: dict[int, list[str]] = {}
         self.published_reasoning: list[str] = []
         self.publishes = 0
         self._timing = settings.DEBUG_RELAY_TIMING
@@ -197,7 +200,11 @@ class Generation:
                 if text or reasoning:
                     self._add(text, reasoning)
             elif text:
+                # The other choices (n > 1) stream too, numbered in the same sequence as the first.
+                self.seq += 1
                 self.extra.setdefault(index, []).append(text)
+                self._pending_extra.setdefault(index, []).append(text)
+                self._wake.set()
 
     def _merge_tool_call(self, call: dict) -> None:
         # OpenAI-style streams send the id and name once, then only the index and fragments of the arguments.
@@ -227,11 +234,15 @@ class Generation:
     # -- publishing
 
     async def _publish(self, layer) -> None:
-        if not (self._pending_text or self._pending_reasoning):
+        if not (self._pending_text or self._pending_reasoning or self._pending_extra):
             return
         # Everything up to the await happens at once, so a snapshot always matches what was published.
         text, self._pending_text = "".join(self._pending_text), []
         reasoning, self._pending_reasoning = "".join(self._pending_reasoning), []
+        # String keys: the Redis layer's msgpack refuses integer map keys.
+        extra, self._pending_extra = {str(i): "".join(parts) for i, parts in self._pending_extra.items()}, {}
+        for index, part in extra.items():
+            self.published_extra.setdefault(int(index), []).append(part)
         if text:
             blocks, self.tail = self.renderer.feed(text)
             self.blocks.extend(blocks)
@@ -250,6 +261,8 @@ class Generation:
             "reasoning": reasoning,
             "text": text,
         }
+        if extra:
+            event["choices"] = extra  # choice index -> text appended (n > 1)
         if self._timing:
             event["t"], self._pending_since = self._pending_since, None
         await layer.group_send(conversation_group(self.conversation_id), event)
@@ -282,7 +295,13 @@ class Generation:
             "tail": self.tail,
             "reasoning": "".join(self.published_reasoning),
             "content": "".join(self.published_content),
+            "choices": self._choices(self.published_extra),
         }
+
+    def _choices(self, extra: dict[int, list[str]] | None = None) -> list[str]:
+        """The texts of the choices after the first (n > 1), in order of their index."""
+        extra = self.extra if extra is None else extra
+        return ["".join(extra.get(index, [])) for index in range(1, max(extra, default=0) + 1)]
 
     def lost_live(self, exc: BaseException) -> None:
         """A channel-layer failure costs the live view, never the answer: it is still saved whole."""
@@ -340,7 +359,8 @@ class Generation:
             reasoning="".join(self.reasoning),
             seq=self.seq,
             trace_id=self.trace_id,
-            usage=self.usage,
+            usage=self.usage or self._estimated(),
+            choices=self._choices(),
             heartbeat=timezone.now(),
         )
 
@@ -352,6 +372,11 @@ class Generation:
             except Exception:
                 log.exception("Could not flush message %s", self.message_id)
 
+    def _estimated(self) -> dict | None:
+        if not (self.content or self.reasoning):
+            return None
+        return estimated_usage(self.body, len(self.content), len(self.reasoning))
+
     async def _finish(self, status: str, error: dict | None) -> None:
         fields = {
             "content": "".join(self.content),
@@ -359,13 +384,14 @@ class Generation:
             "seq": self.seq,
             "status": status,
             "error": error,
-            "usage": self.usage,
+            # A stopped or interrupted stream never got the provider's usage: it keeps an estimate.
+            "usage": self.usage if self.usage or status in (Message.COMPLETE, Message.ERROR) else self._estimated(),
             "finish_reason": self.finish_reason,
             "trace_id": self.trace_id,
             "ttft_ms": self._ms(self.first_token),
             "total_ms": self._ms(time.monotonic()),
             "heartbeat": timezone.now(),
-            "choices": ["".join(parts) for _, parts in sorted(self.extra.items())],
+            "choices": self._choices(),
             "tool_calls": [call for _, call in sorted(self.tool_calls.items())] or None,
         }
         replaces = self.replaces if status == Message.COMPLETE else None
@@ -481,8 +507,10 @@ def _save_end(message_id: int, fields: dict, replaces: int | None) -> None:
     """The final state of an answer and, for a completed retry, the end of the answer it replaces, at once."""
     with transaction.atomic():
         Message.objects.filter(pk=message_id).update(**fields)
-        if replaces:
-            Message.objects.filter(pk=replaces).exclude(status=Message.STREAMING).delete()
+        if replaces and Message.objects.filter(pk=replaces).exclude(status=Message.STREAMING).exists():
+            # What followed the replaced answer now follows its replacement (the retry is its sibling).
+            Message.objects.filter(parent_id=replaces).update(parent_id=message_id)
+            Message.objects.filter(pk=replaces).delete()
 
 
 async def record_usage(generation: Generation, status: str) -> None:

@@ -71,3 +71,22 @@ def limits_of(connection: Connection) -> Limits:
         idle=connection.idle_timeout or 60,
         connection_id=connection.pk,
     )
+
+
+MAX_RUNNING_PER_USER = 8  # answers one user may have generating at once (a comparison of four counts four)
+
+
+class TooBusy(Exception):
+    """Starting these generations would exceed the user's limit of answers generating at once."""
+
+
+def check_capacity(user, adding: int) -> None:
+    """Raise TooBusy unless `adding` more generations fit in the user's limit (sync: one count query)."""
+    from playground.chat.models import Message
+
+    running = Message.objects.filter(conversation__owner=user, status=Message.STREAMING).count()
+    if running + adding > MAX_RUNNING_PER_USER:
+        raise TooBusy(
+            f"{running} answers are generating and this starts {adding} more; the limit is {MAX_RUNNING_PER_USER} "
+            "at once. Wait for some to finish or stop them."
+        )

@@ -27,3 +27,30 @@ def mark_interrupted(conversation: Conversation | None = None) -> int:
     """The sweep at once (a page or a websocket looking at a conversation does not wait for the next one)."""
     cutoff = timezone.now() - timedelta(seconds=detached.stale_seconds())
     return sweep(cutoff, detached.keys(KIND), conversation)
+
+
+# A generation stamps its row every FLUSH_EVERY (1 s): a row not stamped for this long has no live generation.
+ORPHAN_AFTER = 2.0
+
+
+def orphan_wait(message: Message) -> float:
+    """Seconds until the row would have been stamped again by a live generation (0: it is overdue already)."""
+    if message.heartbeat is None:
+        return 0.0
+    age = (timezone.now() - message.heartbeat).total_seconds()
+    return max(0.0, ORPHAN_AFTER - age)
+
+
+def interrupt_orphan(message: Message) -> bool:
+    """End a streaming answer as interrupted at once when no generation answered a snapshot request for it.
+
+    The request went through the channel layer to every process. The row is ended only if nothing stamped it
+    since `message` was read (after orphan_wait(): a live generation would have), and never while this process
+    runs its generation: a generation that is alive but slow to answer is left alone. Returns whether it was
+    ended."""
+    if message.pk in detached.keys(KIND):
+        return False
+    rows = Message.objects.filter(pk=message.pk, status=Message.STREAMING, heartbeat=message.heartbeat)
+    if message.heartbeat is None:
+        rows = Message.objects.filter(pk=message.pk, status=Message.STREAMING, heartbeat=None)
+    return rows.update(status=Message.INTERRUPTED) > 0

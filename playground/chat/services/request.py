@@ -1,11 +1,13 @@
 """The request body a conversation sends: the model, the kept turns, their attachments and the set parameters."""
 
 import base64
+import json
 from dataclasses import dataclass, field
 
 from django.db.models import Q
 
 from playground.catalog.models import CatalogModel
+from playground.chat import branches
 from playground.chat.forms import KIND_ADVICE, Upload, accepted_kinds, chat_params_form, human_size
 from playground.chat.models import Attachment, Conversation, Message
 from playground.connections.models import Connection, ensure_local_connection
@@ -14,6 +16,8 @@ MAX_MESSAGES = 10  # spec 8: 1 to 10 messages per request
 CHARS_PER_TOKEN = 4
 # The content part that carries each kind of attachment (spec 2.4): the OCR model takes PDFs through image_url.
 PART_TYPES = {"image": "image_url", "pdf": "image_url", "audio": "audio_url", "video": "video_url"}
+# The per-attachment options each kind's part may carry (spec 2.4; max_frams is the spec's own spelling).
+PART_OPTIONS = {"image": ("detail",), "video": ("detail", "fps", "max_frams")}
 PREVIEW_BYTES = 24  # the Request tab shows the first 32 base64 characters of an attachment, then its size
 
 
@@ -75,19 +79,82 @@ class ChatRequest:
 
 
 def eligible_history(messages) -> list[Message]:
-    """The turns that go upstream: user messages and answers with content (failed answers are left out)."""
+    """The turns that go upstream: user and system messages (a system message may be inserted anywhere, as a
+    few-shot example), answers with content or tool calls (failed answers are left out) and tool results."""
     return [
         m
         for m in messages
-        if m.role == "user"
-        or (m.role == "assistant" and m.content and m.status not in (Message.ERROR, Message.STREAMING))
+        if m.role in ("user", "system", "tool")
+        or (
+            m.role == "assistant" and (m.content or m.tool_calls) and m.status not in (Message.ERROR, Message.STREAMING)
+        )
     ]
+
+
+def spec_tool_calls(calls) -> list[dict]:
+    """Tool calls as the spec spells them (2.5): id, type function, function {name, arguments as a string}."""
+    out = []
+    for call in calls or []:
+        if not isinstance(call, dict):
+            continue
+        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        arguments = function.get("arguments", "")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        out.append(
+            {
+                "id": str(call.get("id") or ""),
+                "type": "function",
+                "function": {"name": str(function.get("name") or ""), "arguments": arguments},
+            }
+        )
+    return out
+
+
+def history_turns(history: list[Message]) -> list[tuple]:
+    """(role, text, attachments, extra) per eligible message; `extra` holds tool_calls or tool_call_id.
+
+    An answer's tool calls go only when every one of them is answered by a tool message after it (a request
+    with unanswered calls is refused by OpenAI-style providers); such an answer without text is left out.
+    """
+    messages = eligible_history(history)
+    turns = []
+    for i, m in enumerate(messages):
+        if m.role == "tool":
+            turns.append(("tool", m.content, [], {"tool_call_id": m.tool_call_id}))
+            continue
+        extra = {}
+        if m.role == "assistant" and m.tool_calls:
+            calls = spec_tool_calls(m.tool_calls)
+            following = set()
+            for later in messages[i + 1 :]:
+                if later.role != "tool":
+                    break
+                following.add(later.tool_call_id)
+            if calls and all(call["id"] in following for call in calls):
+                extra["tool_calls"] = calls
+            elif not m.content:
+                continue
+        turns.append((m.role, m.content, list(m.attachments.all()) if m.role == "user" else [], extra))
+    return turns
+
+
+def drop_orphan_results(turns: list[tuple]) -> list[tuple]:
+    """After a cut: tool results whose call went with the cut are dropped too (they would answer nothing)."""
+    calls, kept = set(), []
+    for turn in turns:
+        if turn[0] == "tool" and turn[3].get("tool_call_id") not in calls:
+            continue
+        calls.update(call["id"] for call in turn[3].get("tool_calls", []))
+        kept.append(turn)
+    return kept
 
 
 def attachment_part(attachment: "Attachment | Upload", *, preview: bool = False) -> dict:
     """The content part of an attachment as a base64 data URI (reads the file: call from a thread).
 
-    `detail` is never sent (the default, auto, applies), so models that refuse it (local/ocr) accept the part.
+    `detail` goes only when chosen for that attachment (the default, auto, applies otherwise), so models that
+    refuse it (local/ocr) accept the part; PDFs never carry it. Videos add `fps` and `max_frams` when chosen.
     The preview carries only the start of the data and its size: the Request tab must not hold megabytes.
     """
     part_type = PART_TYPES[attachment.kind]
@@ -96,7 +163,12 @@ def attachment_part(attachment: "Attachment | Upload", *, preview: bool = False)
         data = f"{head}…({human_size(attachment.size)})"
     else:
         data = base64.b64encode(attachment.read()).decode()
-    return {"type": part_type, part_type: {"url": f"data:{attachment.content_type};base64,{data}"}}
+    spec = {"url": f"data:{attachment.content_type};base64,{data}"}
+    options = getattr(attachment, "options", None) or {}
+    for name in PART_OPTIONS.get(attachment.kind, ()):
+        if options.get(name) is not None:
+            spec[name] = options[name]
+    return {"type": part_type, part_type: spec}
 
 
 def apply_policy(turns: list, policy: str, limit: int) -> list:
@@ -146,23 +218,25 @@ def build_request(
         values["tools"] = stored["tools"]
         values["tool_choice"] = "auto"
 
-    turns = [
-        (m.role, m.content, list(m.attachments.all()) if m.role == "user" else []) for m in eligible_history(history)
-    ]
+    turns = history_turns(history)
     if next_user is not None:
-        turns.append(("user", next_user, list(next_attachments)))
+        turns.append(("user", next_user, list(next_attachments), {}))
     system = conversation.system_prompt.strip()
     limit = MAX_MESSAGES - (1 if system else 0)
-    kept = apply_policy(turns, conversation.context_policy, limit)
-    pairs = ([("system", system, [])] if system else []) + kept
+    kept = drop_orphan_results(apply_policy(turns, conversation.context_policy, limit))
+    pairs = ([("system", system, [], {})] if system else []) + kept
 
     multimodal = bool(model and model.multimodal)
     kinds = accepted_kinds(model) if multimodal else []
     messages, left_out = [], []
-    for role, text, attachments in pairs:
+    for role, text, attachments, extra in pairs:
+        if role == "tool":
+            # A tool result's content is a string in every variant.
+            messages.append({"role": "tool", "tool_call_id": extra["tool_call_id"], "content": text})
+            continue
         if not multimodal:
             left_out.extend(attachments)
-            messages.append({"role": role, "content": text})
+            messages.append({"role": role, "content": text, **extra})
             continue
         parts = [{"type": "text", "text": text}]
         for attachment in attachments:
@@ -170,7 +244,7 @@ def build_request(
                 parts.append(attachment_part(attachment, preview=preview))
             else:
                 left_out.append(attachment)
-        messages.append({"role": role, "content": parts})
+        messages.append({"role": role, "content": parts, **extra})
     body = {"model": model.model_id if model else conversation.model_id, "messages": messages, **values}
     request = ChatRequest(body=body, errors=errors, sent_messages=len(messages), total_messages=len(turns))
 
@@ -192,7 +266,7 @@ def build_request(
             f"{MAX_MESSAGES}, so {len(messages)} are sent: {how}."
         )
     if model is not None:
-        estimate = sum(len(text) for _, text, _ in pairs) // CHARS_PER_TOKEN + 4 * len(pairs)
+        estimate = sum(len(text) for _, text, _, _ in pairs) // CHARS_PER_TOKEN + 4 * len(pairs)
         max_tokens = values.get("max_tokens") or 0
         window = model.context_window
         if estimate + max_tokens > window:
@@ -211,5 +285,5 @@ def build_request(
 def preview_request(conversation: Conversation, next_user: str = "") -> ChatRequest:
     connection = connection_for(conversation)
     model = pick_model(chat_models(connection), conversation.model_id) or selected_model(conversation)
-    history = list(conversation.messages.prefetch_related("attachments"))
+    history = branches.thread(conversation)
     return build_request(conversation, model, history, next_user=next_user or "…", preview=True, connection=connection)

@@ -10,6 +10,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
+from playground.chat import branches
 from playground.chat.forms import Upload
 from playground.chat.models import Attachment, Conversation, Message, attachment_name
 from playground.chat.services.display import render_message
@@ -19,6 +20,8 @@ from playground.chat.services.request import ChatRequest, build_request, connect
 from playground.upstream.client import Endpoint
 
 log = logging.getLogger(__name__)
+
+END = object()  # prepare_turn's default place: the end of the selected path
 
 
 @dataclass
@@ -53,26 +56,46 @@ def prepare_turn(
     attachments: list[Upload] = (),
     replace: Message | None = None,
     launch=None,
+    tool_results: list[tuple[str, str]] = (),
+    parent=END,
+    kept: list[Attachment] = (),
 ) -> Turn:
     """Save the user message (when given) and the assistant placeholder, and build the request (sync code).
 
-    `replace` is an answer to regenerate: a new placeholder follows it, and it is deleted only once the new
-    answer is complete (a failed retry loses nothing). With `launch`
-    (see launcher) the upstream call starts as soon as the body is built, so the writes and the rendering of the
-    placeholder overlap with the upstream's time to first token; what arrives meanwhile waits in memory until
-    the generation knows its message.
+    `parent` is where the new message goes (default: the end of the selected path); `kept` are attachments of an
+    edited message that its new version keeps. `replace` is an answer to regenerate: a new placeholder becomes its
+    selected sibling, and it is deleted only once the new answer is complete (a failed retry loses nothing). With
+    `launch` (see launcher) the upstream call starts as soon as the body is built, so the writes and the rendering
+    of the placeholder overlap with the upstream's time to first token; what arrives meanwhile waits in memory
+    until the generation knows its message. `tool_results` ((call id, text) pairs) are saved as tool messages
+    before the placeholder: the turn continues after the answer that called the tools.
     """
     connection = connection_for(conversation)
     model = selected_model(conversation)
-    history = (
-        conversation.messages.exclude(status=Message.STREAMING)
-        .only("role", "content", "status")
-        .prefetch_related("attachments")
+    # The request carries the path to where the new message goes: the end of the selected path, or `parent`
+    # (an edited question's parent, a regenerated answer's question).
+    rows = list(
+        conversation.messages.only(
+            "role", "content", "status", "tool_calls", "tool_call_id", "parent", "selected"
+        ).prefetch_related("attachments")
     )
     if replace is not None:
-        history = history.exclude(pk=replace.pk)
+        parent = replace.parent_id
+    elif parent is END:
+        path = branches.path_of(rows, annotated=False)
+        parent = path[-1].pk if path else None
+    history = [m for m in branches.ancestors(rows, parent) if m.status != Message.STREAMING]
+    results = [
+        Message(conversation=conversation, role="tool", tool_call_id=call_id, content=text)
+        for call_id, text in tool_results
+    ]
     request = build_request(
-        conversation, model, list(history), next_user=content, next_attachments=attachments, connection=connection
+        conversation,
+        model,
+        [*history, *results],
+        next_user=content,
+        next_attachments=[*attachments, *kept],
+        connection=connection,
     )
     endpoint = connection.endpoint()
     generation = launch(endpoint, request.body, limits_of(connection)) if launch is not None else None
@@ -85,15 +108,33 @@ def prepare_turn(
         with transaction.atomic():
             user_message = None
             if content is not None:
-                user_message = Message.objects.create(conversation=conversation, role="user", content=content)
+                user_message = branches.add(conversation, parent, role="user", content=content)
                 save_attachments(user_message, attachments, stored)
+                # An edited message keeps the original's files (the rows share them; see delete_unused_file).
+                Attachment.objects.bulk_create(
+                    Attachment(
+                        message=user_message,
+                        file=a.file.name,
+                        kind=a.kind,
+                        content_type=a.content_type,
+                        name=a.name,
+                        size=a.size,
+                    )
+                    for a in kept
+                )
                 conversation.title_from(content)
+                parent = user_message.pk
+            for result in results:  # each follows the one before, after the answer that called the tools
+                parent = branches.add(
+                    conversation, parent, role="tool", tool_call_id=result.tool_call_id, content=result.content
+                ).pk
             if model is not None and not conversation.model_id:
                 conversation.model_id = model.model_id
             conversation.save()
             params = {k: v for k, v in request.body.items() if k not in ("model", "messages")}
-            assistant = Message.objects.create(
-                conversation=conversation,
+            assistant = branches.add(
+                conversation,
+                parent,
                 role="assistant",
                 status=Message.STREAMING,
                 model_id=request.body["model"],
@@ -130,7 +171,15 @@ def store_uploads(conversation: Conversation, uploads: list[Upload]) -> list[str
 
 def save_attachments(message: Message, uploads: list[Upload], names: list[str]) -> None:
     Attachment.objects.bulk_create(
-        Attachment(message=message, file=name, kind=u.kind, content_type=u.content_type, name=u.name, size=u.size)
+        Attachment(
+            message=message,
+            file=name,
+            kind=u.kind,
+            content_type=u.content_type,
+            name=u.name,
+            size=u.size,
+            options=u.options,
+        )
         for u, name in zip(uploads, names, strict=True)
     )
 

@@ -94,8 +94,16 @@ async def stream_events(request, owner, prepared, choices, usage, trace_id, rate
     # A chunk cut off in the middle of its JSON, for the malformed-after-<N> fault.
     malformed = f'data: {{"id": "{head["id"]}", "object": "chat.completion.chunk", "choices": [{{\n\n'.encode()
     try:
-        for choice in choices:
-            for k, delta in enumerate(chat.chunk_deltas(prepared.model, choice)):
+        # With n > 1 the choices interleave, token by token, as a real provider's do; each one's finish chunk
+        # follows the last delta of all, in index order, the final one carrying the usage.
+        streams = [(choice, enumerate(chat.chunk_deltas(prepared.model, choice))) for choice in choices]
+        while streams:
+            step = [(choice, next(deltas, None)) for choice, deltas in streams]
+            streams = [stream for stream, (_, item) in zip(streams, step, strict=True) if item is not None]
+            for choice, item in step:
+                if item is None:
+                    continue
+                k, delta = item
                 if fault and fault.drop_after is not None and record.chunks_sent >= fault.drop_after:
                     # The connection drops: neither a final chunk nor [DONE].
                     await drop_connection(request)
@@ -115,6 +123,7 @@ async def stream_events(request, owner, prepared, choices, usage, trace_id, rate
                 delay = started + tokens / rate - loop.time() if rate > 0 else 0
                 # Sleeping (even for 0 s) yields to the loop, so a disconnect cancels us here.
                 await asyncio.sleep(max(0.0, delay))
+        for choice in choices:
             last = choice.index == choices[-1].index
             yield chunk(choice.index, {}, choice.finish_reason, usage if last else None)
             record.chunks_sent += 1

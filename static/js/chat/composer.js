@@ -63,6 +63,9 @@
 
   document.addEventListener("htmx:beforeSend", update);
   document.addEventListener("chat:state", update);
+  // A refused send swaps in a new composer; while htmx settles it, it wears the old one's htmx-request class, so
+  // a state update then would leave the new box read-only: update once it settled.
+  document.addEventListener("htmx:afterSettle", update);
 
   document.addEventListener("htmx:afterRequest", function (event) {
     update();

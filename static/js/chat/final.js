@@ -41,7 +41,8 @@
     var oldBlocks = oldBody && oldBody.querySelector(".blocks");
     if (live === null && oldBlocks && !oldBlocks.firstChild) live = "";
     var at = html.indexOf(BLOCKS) + BLOCKS.length;
-    var prefix = oldBlocks && live !== null && at >= BLOCKS.length && html.substr(at, live.length) === live;
+    // The body must be the article's own child to be kept (not inside the panels of n > 1 choices).
+    var prefix = oldBlocks && oldBody.parentNode === article && live !== null && at >= BLOCKS.length && html.substr(at, live.length) === live;
     var fresh = parse(prefix ? html.slice(0, at) + html.slice(at + live.length) : html).querySelector("article");
     if (!fresh) return null;
     var newBody = fresh.querySelector(".message-body");
@@ -53,7 +54,9 @@
     var fragment = document.createDocumentFragment();
     while (newBlocks.firstChild) fragment.appendChild(newBlocks.firstChild);
     oldBlocks.appendChild(fragment);
-    oldBody.querySelector(".tail").textContent = "";
+    var tail = oldBody.querySelector(".tail");
+    tail.textContent = "";
+    tail.__text = "";
     oldBody.hidden = newBody.hidden;
     patch(article, fresh, oldBody, newBody);
     return { article: article, patched: true };

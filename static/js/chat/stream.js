@@ -1,10 +1,12 @@
 // The stream renderer: the chat page's websocket, snapshot + sequence replay, and deltas into the DOM.
 //
-// Finished markdown blocks arrive as sanitized HTML, the unfinished block as raw text. Blocks are appended (never
-// re-rendered) and the tail set as text, so a delta costs the same however long the answer; DOM writes are batched
+// Finished markdown blocks arrive as sanitized HTML, the unfinished block as raw text, which markdown.js renders.
+// Blocks are appended (never re-rendered) and only the tail re-rendered, so a delta costs the same however long
+// the answer; DOM writes are batched
 // into one animation frame. Sends and retries are htmx forms: this file adopts the articles they swap in, and
 // tells the behaviours through events: chat:message on each article made ready, chat:state on the document when
-// the streaming answers may have changed, chat:notice ({text}) when the server has words about a send.
+// the streaming answers may have changed, chat:notice ({text}) when the server has words about a send, and
+// chat:connection ({state: "lost", retryIn} or {state: "open"}) when the websocket drops or comes back.
 (function () {
   "use strict";
 
@@ -112,14 +114,22 @@
 
   // ---------------------------------------------------------------- websocket
 
+  var retryTimer = null;
+  var lost = false;
+
   function connect() {
     if (!thread.dataset.wsUrl) return;
+    clearTimeout(retryTimer);
+    retryTimer = null;
     var scheme = location.protocol === "https:" ? "wss://" : "ws://";
     var ws = new WebSocket(scheme + location.host + thread.dataset.wsUrl);
     ws.onopen = function () {
       socket = ws;
       backoff = 500;
+      // Every message shown as streaming asks for its snapshot: a running one resumes, a gone one ends.
       streaming().forEach(subscribe);
+      if (lost) emit(document, "chat:connection", { state: "open" });
+      lost = false;
     };
     ws.onmessage = function (event) {
       var data;
@@ -136,9 +146,19 @@
       if (socket === ws) socket = null;
       Object.keys(messages).forEach(function (id) { messages[id].ready = false; });
       if (event.code === 4403 || event.code === 4404) return;
-      setTimeout(connect, backoff);
+      // Backoff with jitter, so that the tabs of a restarted server do not all come back at once.
+      var delay = Math.round(backoff * (0.8 + Math.random() * 0.4));
+      lost = true;
+      emit(document, "chat:connection", { state: "lost", retryIn: delay });
+      retryTimer = setTimeout(connect, delay);
       backoff = Math.min(backoff * 2, 8000);
     };
+  }
+
+  function reconnectNow() {
+    if (socket || !retryTimer) return;
+    backoff = 500;
+    connect();
   }
 
   function sendJSON(data) {
@@ -156,7 +176,7 @@
   }
 
   function emptyQueue() {
-    return { snapshot: null, blocks: [], tail: null, reasoning: [], final: null };
+    return { snapshot: null, blocks: [], tail: null, reasoning: [], choices: null, final: null };
   }
 
   function subscribe(article) {
@@ -166,6 +186,7 @@
   }
 
   function receive(data) {
+    if (data.type === "thread") { emit(document, "chat:thread", data); return; } // see branches.js
     var id = String(data.message_id);
     if (data.type === "start") {
       if (posting()) deferredStarts.push(data.html);
@@ -183,6 +204,7 @@
       queue.blocks = [];
       queue.tail = null;
       queue.reasoning = [];
+      queue.choices = null;
     } else if (data.type === "delta") {
       // Before its snapshot, a message's deltas are already part of what the snapshot will bring.
       if (!state.ready || data.seq <= state.seq) return;
@@ -193,6 +215,7 @@
       }
       if (typeof data.tail === "string") queue.tail = data.tail;
       if (data.reasoning) queue.reasoning.push(data.reasoning);
+      if (data.choices) mergeChoices(queue, data.choices);
       stats.received = performance.now();
       stats.receivedSeq = data.seq;
     } else if (data.type === "done" || data.type === "error") {
@@ -207,6 +230,14 @@
       frameRequested = true;
       requestAnimationFrame(frame);
     }
+  }
+
+  // n > 1: the text each other choice gained ({index: text}), merged within a frame.
+  function mergeChoices(queue, choices) {
+    if (!queue.choices) queue.choices = {};
+    Object.keys(choices).forEach(function (key) {
+      queue.choices[key] = (queue.choices[key] || "") + choices[key];
+    });
   }
 
   // A generation started in another tab: its question is not in this one yet, so fetch what is missing.
@@ -250,19 +281,36 @@
     var thinking = article.querySelector(".thinking");
     var thinkingText = thinking && thinking.querySelector(".thinking-text");
     if (queue.snapshot) {
-      if (blocks) blocks.innerHTML = queue.snapshot.blocks.join("");
-      if (tail) tail.textContent = queue.snapshot.tail || "";
+      if (blocks) {
+        blocks.textContent = "";
+        appendBlocks(blocks, queue.snapshot.blocks.join(""));
+      }
+      if (tail) setTail(tail, queue.snapshot.tail || "");
       if (thinkingText) thinkingText.textContent = queue.snapshot.reasoning || "";
     }
-    if (blocks && queue.blocks.length) blocks.insertAdjacentHTML("beforeend", queue.blocks.join(""));
-    if (tail && queue.tail !== null) tail.textContent = queue.tail;
+    if (blocks && queue.blocks.length) appendBlocks(blocks, queue.blocks.join(""));
+    if (tail && queue.tail !== null) setTail(tail, queue.tail);
     if (thinkingText && queue.reasoning.length) thinkingText.appendChild(document.createTextNode(queue.reasoning.join("")));
     if (thinking && thinkingText && thinking.hidden && thinkingText.firstChild) thinking.hidden = false;
+    if (window.ChatChoices && (queue.choices || (queue.snapshot && queue.snapshot.choices))) {
+      window.ChatChoices.update(article, queue.snapshot ? queue.snapshot.choices || [] : null, queue.choices);
+    }
     var waiting = article.querySelector(".waiting");
     if (waiting && ((blocks && blocks.firstChild) || (tail && tail.firstChild) || (thinkingText && thinkingText.firstChild))) {
       waiting.hidden = true;
     }
     if (queue.final) finish(article, queue.final, state.html);
+  }
+
+  // Finished blocks arrive as sanitized HTML; the tail as markdown text, rendered live (markdown.js).
+  function appendBlocks(blocks, html) {
+    if (window.ChatMarkdown) blocks.appendChild(window.ChatMarkdown.fragment(html));
+    else blocks.insertAdjacentHTML("beforeend", html);
+  }
+
+  function setTail(tail, text) {
+    if (window.ChatMarkdown) window.ChatMarkdown.renderTail(tail, text);
+    else tail.textContent = text;
   }
 
   // The final render: patched into the article in place when the blocks shown are its prefix (final.js).
@@ -283,9 +331,14 @@
     stats: stats,
     streaming: streaming,
     posting: posting,
+    // Make the articles of a thread put in place by other code live (branches.js).
+    adopt: adopt,
     // A frame for the consumer (stop, subscribe); false when the socket is not open.
     send: sendJSON,
     // Drops the websocket as a network failure would (it reconnects and resubscribes); for tests and demos.
     drop: function () { if (socket) socket.close(); },
+    // Skips the wait of the backoff (the connection banner's button).
+    reconnect: reconnectNow,
+    connected: function () { return socket !== null; },
   };
 })();

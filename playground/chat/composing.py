@@ -1,0 +1,58 @@
+"""What the chat page needs around its forms: the start page's picker (the last used connection and model), the
+files of a message with their options, the check that no tool call waits before a typed message, and the
+conversations whose tools the Tools tab can copy."""
+
+from django.core.exceptions import ValidationError
+
+from playground.chat import services
+from playground.chat.forms import ChatModelPicker, accept_attribute, apply_attachment_options, clean_attachments
+from playground.chat.models import Conversation
+
+
+def tool_sources(user, conversation) -> list[Conversation]:
+    """The user's other conversations with tool definitions to copy (the latest 50)."""
+    rows = Conversation.objects.for_user(user).filter(params__has_key="tools").only("title", "params")
+    if conversation is not None and conversation.pk:
+        rows = rows.exclude(pk=conversation.pk)
+    return [row for row in rows[:50] if row.params.get("tools")]
+
+
+def last_used(user) -> tuple[int | None, str]:
+    """The connection and model of the user's latest conversation: a new chat starts with them."""
+    latest = Conversation.objects.for_user(user).exclude(model_id="").only("connection_id", "model_id").first()
+    return (latest.connection_id, latest.model_id) if latest else (None, "")
+
+
+def start_picker(request, connection_id=None, model_id=None) -> dict:
+    """The start page's picker: the last used connection and model (or those posted), and the files that model
+    accepts."""
+    if connection_id is None and not model_id:
+        connection_id, model_id = last_used(request.user)
+    picker = ChatModelPicker(user=request.user, initial={"connection": connection_id, "model": model_id})
+    return {"picker": picker, "accept": accept_attribute(picker.chosen_model)}
+
+
+def uploads_of(request, conversation, composer) -> list:
+    """The files posted with a message, with their per-file options; errors go on the composer."""
+    files = request.FILES.getlist("attachments")
+    if not files:
+        return []
+    try:
+        uploads = clean_attachments(files, services.selected_model(conversation))
+        return apply_attachment_options(uploads, request.POST.get("attachment_options", ""))
+    except ValidationError as exc:
+        for message in exc.messages:
+            composer.add_error(None, message)
+    return []
+
+
+def waiting_tools(conversation) -> str | None:
+    """Why a typed message cannot go yet: the last answer's tool calls wait for their results."""
+    _, calls = services.pending_calls(conversation)
+    if not calls:
+        return None
+    names = ", ".join(f"{call['function']['name']} ({call['id']})" for call in calls)
+    return (
+        f"The last answer called {names}: write the result{'s' if len(calls) > 1 else ''} in the tool call "
+        f"cards above and press Send result{'s' if len(calls) > 1 else ''} before sending a new message."
+    )

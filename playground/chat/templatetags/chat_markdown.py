@@ -1,0 +1,13 @@
+"""{{ text|markdown }}: model output as sanitized HTML (playground/chat/rendering.py), for pages outside the chat."""
+
+from django import template
+from django.utils.safestring import mark_safe
+
+from playground.chat.rendering import render_markdown
+
+register = template.Library()
+
+
+@register.filter
+def markdown(text):
+    return mark_safe(render_markdown(text or ""))  # noqa: S308 - sanitized by nh3 in render_markdown
