@@ -106,4 +106,22 @@ def test_move_a_clip_to_the_team_a_member_forks_it_and_a_revoked_connection_is_s
         shot(page, f"chat-move-{size}")
     page.get_by_role("button", name="Move to Research").click()
     expect(page.locator('[data-kind="conversations"]')).to_contain_text("Plans")
+
+    def rows():
+        from playground.batches.models import Batch
+        from playground.rerank.models import RerankRun
+
+        own = Connection.objects.create(owner=alice, name="Alice's own", base_url="http://127.0.0.1:9/v1")
+        Batch.objects.create(owner=alice, connection=own, remote_id="batch_1", input_file_id="f", status="completed")
+        return RerankRun.objects.create(
+            owner=alice, model="local/reranker", query="rivers", documents=["a"], results=[]
+        )
+
+    run = orm(rows)
+    for size, viewport in (("390", PHONE), ("1280", {"width": 1280, "height": 860})):
+        page.set_viewport_size(viewport)
+        for name, url in (("batches", "/batches/"), ("rerank", f"/rerank/runs/{run.pk}/")):
+            page.goto(url)
+            expect(page.get_by_role("button", name="Move to Research").first).to_be_visible()
+            shot(page, f"{name}-move-{size}")
     assert orm(lambda: Share.objects.get(conversation=mine).live)
