@@ -250,6 +250,8 @@ DEBUG_RELAY_TIMING = env_bool("DEBUG_RELAY_TIMING")
 # STALE seconds lost its process and is ended as interrupted (batches are taken over instead).
 BACKGROUND_HEARTBEAT_SECONDS = float(os.environ.get("PLAYGROUND_HEARTBEAT_SECONDS", "2"))
 BACKGROUND_STALE_SECONDS = float(os.environ.get("PLAYGROUND_STALE_SECONDS", "10"))
+# Teams: how often each process checks the batches on team connections for their end (and files their usage).
+BATCH_TRACK_SECONDS = float(os.environ.get("PLAYGROUND_BATCH_TRACK_SECONDS", "15"))
 
 LOGGING = {
     "version": 1,

@@ -49,6 +49,10 @@ class Batch(models.Model):
     output_file_id = models.CharField(max_length=200, blank=True)
     error_file_id = models.CharField(max_length=200, blank=True)
     data = models.JSONField(default=dict, blank=True)
+    # Teams: the finished batch's usage was filed (exactly once, by whoever saw it finish first).
+    usage_recorded = models.BooleanField(default=False)
+    # A fork of a shared batch: its frozen requests and results; no provider batch stands behind it.
+    copy = models.JSONField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
@@ -60,6 +64,9 @@ class Batch(models.Model):
 
     def __str__(self) -> str:
         return self.remote_id
+
+    # What `apply` changes: a save of a fetched batch object writes these alone (never usage_recorded).
+    SYNCED = ["data", "remote_id", "status", "request_counts", "output_file_id", "error_file_id", "metadata", "updated"]
 
     def apply(self, batch_object: dict) -> None:
         """Take the fields we show from a batch object the provider returned (unsaved)."""
@@ -79,7 +86,7 @@ class Batch(models.Model):
 
     @property
     def can_cancel(self) -> bool:
-        return self.status in CANCELLABLE
+        return self.status in CANCELLABLE and self.copy is None
 
     @property
     def badge(self) -> str:

@@ -8,6 +8,9 @@ import json
 import re
 from dataclasses import dataclass
 
+from asgiref.sync import sync_to_async
+from django.db import transaction
+
 from playground.batches.models import Batch
 from playground.connections.models import Connection
 from playground.teams import usage as team_usage
@@ -80,19 +83,19 @@ def _first_model(content: bytes) -> str:
 
 async def refresh(batch: Batch) -> Batch:
     """Fetch the batch object again (unless the batch is over) and save what changed. Raises UpstreamError."""
-    if batch.is_terminal:
+    if batch.is_terminal or batch.copy is not None:
         return batch
     result = await client.batch_get(await batch.connection.aendpoint(), batch.remote_id)
     batch.apply(result.data)
-    await batch.asave()
+    await batch.asave(update_fields=Batch.SYNCED)
     if batch.is_terminal:
         await record_usage(batch)
     return batch
 
 
 async def record_usage(batch: Batch) -> None:
-    """Teams: a finished batch on a team connection is filed with the usage its output file reports."""
-    if batch.connection.team_id is None:
+    """Teams: a finished batch on a team connection is filed with the usage its output file reports, once."""
+    if batch.connection.team_id is None or batch.usage_recorded or batch.copy is not None:
         return
     usage = {"prompt_tokens": 0, "completion_tokens": 0, "completion_tokens_details": {"reasoning_tokens": 0}}
     model = ""
@@ -106,15 +109,24 @@ async def record_usage(batch: Batch) -> None:
             usage["prompt_tokens"] += used.get("prompt_tokens") or 0
             usage["completion_tokens"] += used.get("completion_tokens") or 0
             usage["completion_tokens_details"]["reasoning_tokens"] += details.get("reasoning_tokens") or 0
-    await team_usage.arecord(
-        batch.connection_id, batch.owner_id, "batch", model=model, usage=usage, status=batch.status
-    )
+    await _file_once(batch, model, usage)
+
+
+@sync_to_async
+def _file_once(batch: Batch, model: str, usage: dict) -> None:
+    """Claim the batch's usage and file it in one transaction: the page and the tracker may both see it finish."""
+    with transaction.atomic():
+        if Batch.objects.filter(pk=batch.pk, usage_recorded=False).update(usage_recorded=True):
+            team_usage.record(
+                batch.connection_id, batch.owner_id, "batch", model=model, usage=usage, status=batch.status
+            )
+    batch.usage_recorded = True
 
 
 async def cancel(batch: Batch) -> Batch:
     result = await client.batch_cancel(await batch.connection.aendpoint(), batch.remote_id)
     batch.apply(result.data)
-    await batch.asave()
+    await batch.asave(update_fields=Batch.SYNCED)
     return batch
 
 
@@ -135,6 +147,8 @@ class Row:
 
 async def results(batch: Batch) -> list[Row]:
     """Each request of the batch paired with its answer or its error, in input order."""
+    if batch.copy is not None:  # a fork: what was frozen when it was shared
+        return copied_rows(batch.copy)
     rows: dict[str, Row] = {}
     for item in parse_jsonl(await file_content(batch, batch.input_file_id)):
         custom_id = str(item.get("custom_id", ""))
@@ -147,6 +161,17 @@ async def results(batch: Batch) -> list[Row]:
             row = rows.setdefault(custom_id, Row(custom_id=custom_id, prompt=""))
             row.answer, row.error, row.tokens = outcome_of(item)
     return list(rows.values())
+
+
+def copied_rows(copy: dict) -> list[Row]:
+    if copy.get("rows"):
+        return [
+            Row(**{name: row.get(name) for name in ("custom_id", "prompt", "answer", "error", "tokens")})
+            for row in copy["rows"]
+        ]
+    return [
+        Row(custom_id=f"request-{n}", prompt=prompt_of(body)) for n, body in enumerate(copy.get("requests") or [], 1)
+    ]
 
 
 def parse_jsonl(content: bytes) -> list[dict]:

@@ -389,7 +389,9 @@ def _prepare_send(request, pk, launch) -> tuple[Turn, str] | HttpResponse:
     if invalid_params is not None and not invalid_params.blocking:
         invalid_params = None  # invalid tools JSON in the editor: the saved tools stay and the message goes
     uploads = uploads_of(request, conversation, composer) if invalid_params is None else []
-    if services.connection_for(conversation) is None:
+    if problem := team_usage.lost_connection(conversation):
+        composer.add_error(None, problem)
+    elif services.connection_for(conversation) is None:
         composer.add_error(None, NO_CONNECTION)
     elif problem := team_usage.refusal(services.connection_for(conversation), request.user, "chat"):
         composer.add_error(None, problem)
@@ -487,7 +489,10 @@ def _prepare_retry(request, pk, mid) -> Turn | HttpResponse:
     message = _message(request, pk, mid)
     if message.role != "assistant" or message.status not in (Message.ERROR, Message.STOPPED, Message.INTERRUPTED):
         return HttpResponse("Only a failed, stopped or interrupted answer can be retried.", status=409)
-    if problem := team_usage.refusal(services.connection_for(message.conversation), request.user, "chat"):
+    conversation = message.conversation
+    if problem := team_usage.lost_connection(conversation) or team_usage.refusal(
+        services.connection_for(conversation), request.user, "chat"
+    ):
         return HttpResponse(problem, status=403)
     return services.prepare_turn(message.conversation, None, replace=message)
 

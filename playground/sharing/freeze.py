@@ -234,6 +234,10 @@ def batch_content(batch: Batch) -> dict:
         "requests": [],
         "note": "",
     }
+    if batch.copy is not None:  # a fork: its frozen copy, as it was shared
+        content["requests"] = (batch.copy.get("requests") or [])[:BATCH_ROWS]
+        content["rows"] = (batch.copy.get("rows") or [])[:BATCH_ROWS]
+        return content
     try:
         requests = batch_services.parse_jsonl(async_to_sync(batch_services.file_content)(batch, batch.input_file_id))
         content["requests"] = [item.get("body") for item in requests[:BATCH_ROWS]]

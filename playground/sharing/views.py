@@ -23,9 +23,9 @@ from playground.evaluate.views import ROWS_PER_PAGE
 from playground.lib import downloads
 from playground.rerank.models import RerankRun, get_run
 from playground.rerank.services import request_body as rerank_request
+from playground.sharing import forks, transfer
 from playground.sharing import freeze as freezing
 from playground.sharing import snippets as codegen
-from playground.sharing import transfer
 from playground.sharing.forms import ForkForm, ImportForm, ShareForm
 from playground.sharing.models import Share, get_public_share, get_share, tell_viewers, watching
 from playground.speech.models import get_clip
@@ -242,12 +242,12 @@ def shared_file(request, token: str, key: str):
 
 @require_http_methods(["GET", "POST"])
 def fork(request, token: str):
-    """Copy a shared conversation or rerank run into the viewer's account, on a connection of the viewer's."""
+    """Copy a shared conversation, rerank run, clip or batch into the viewer's account, on a connection of theirs."""
     share = get_public_share(token, request.user)
-    if share.kind not in (Share.CONVERSATION, Share.RERANK):
-        raise Http404("Only conversations and rerank runs can be forked.")
+    if share.kind == Share.EVALUATION:
+        raise Http404("An evaluation cannot be forked.")
     connections = list(Connection.objects.for_user(request.user))
-    model_id = share.content["model_id"] if share.kind == Share.CONVERSATION else share.content["run"]["model"]
+    model_id = forks.model_of(share)
     having = [c for c in connections if _offers(c, model_id)]
     initial = {"connection": having[0].pk} if having else {}
     form = ForkForm(request.POST if request.method == "POST" else None, connections=connections, initial=initial)
@@ -256,9 +256,15 @@ def fork(request, token: str):
         if share.kind == Share.CONVERSATION:
             copy = fork_conversation(share, request.user, connection, model_id if connection in having else "")
             target = reverse("chat:conversation", args=[copy.pk])
-        else:
+        elif share.kind == Share.RERANK:
             copy = fork_run(share, request.user, connection)
             target = reverse("rerank:detail", args=[copy.pk])
+        elif share.kind == Share.SPEECH:
+            copy = forks.fork_clip(share, request.user, connection)
+            target = reverse("speech:index")
+        else:
+            copy = forks.fork_batch(share, request.user, connection)
+            target = reverse("batches:results", args=[copy.pk])
         if connection not in having:
             messages.warning(
                 request,
@@ -268,7 +274,11 @@ def fork(request, token: str):
             messages.success(request, f"Forked into your account, on {connection.name}.")
         return redirect(target)
     context = {"share": share, "form": form, "model_id": model_id, "having": having, "connections": connections}
-    return _private(render(request, "sharing/fork.html", context))
+    response = _private(render(request, "sharing/fork.html", context))
+    # Its form posts here: with "no-referrer" the browser sends `Origin: null` and the CSRF check refuses the fork.
+    # Other sites still get no referrer (and so never the token).
+    response["Referrer-Policy"] = "same-origin"
+    return response
 
 
 def _offers(connection: Connection, model_id: str) -> bool:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from playground.teams import reports, views
+from playground.teams import library, reports, views
 
 app_name = "teams"
 
@@ -23,4 +23,5 @@ urlpatterns = [
     path("<int:pk>/usage/", reports.usage, name="usage"),
     path("<int:pk>/usage.csv", reports.usage_csv, name="usage_csv"),
     path("<int:pk>/audit/", reports.audit_log, name="audit"),
+    path("move/<str:kind>/<int:pk>/", library.move_view, name="move"),
 ]

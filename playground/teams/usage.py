@@ -11,7 +11,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from playground.connections.models import Connection
-from playground.teams.models import Membership, UsageRecord
+from playground.teams.models import ConnectionLoss, Membership, UsageRecord
 from playground.upstream.errors import UpstreamError
 
 
@@ -55,6 +55,35 @@ def refusal(connection, user, kind: str = "chat") -> str | None:
                 f"Your monthly token budget on {team.name} is used up ({used:,} of {budget:,} tokens this month), "
                 f"so nothing was sent. It resets on {resets}; an owner or admin of the team can raise it."
             )
+    return None
+
+
+def lost_connection(conversation) -> str | None:
+    """In words, when the conversation's team connection was deleted (alone or with its team); else None."""
+    if conversation.pk is None or conversation.connection_id is not None:
+        return None
+    loss = ConnectionLoss.objects.filter(conversation_id=conversation.pk).first()
+    return loss.words if loss else None
+
+
+def connection_notice(conversation, user) -> str | None:
+    """What the conversation page says when its team connection cannot be used any more (and nothing is sent)."""
+    if conversation.connection_id is None:
+        return lost_connection(conversation)
+    connection = conversation.connection
+    if connection.team_id is None:
+        return None
+    team = connection.team
+    if connection.revoked:
+        return (
+            f"The team connection “{connection.name}” of {team.name} was revoked, so this conversation has no "
+            "connection. Pick another connection to continue: nothing is sent until you do."
+        )
+    if not Membership.objects.filter(team_id=team.pk, user=user).exists():
+        return (
+            f"You are no longer a member of {team.name}, so its connection “{connection.name}” cannot be used. "
+            "Pick another connection to continue: nothing is sent until you do."
+        )
     return None
 
 

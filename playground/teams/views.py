@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from playground.catalog.services import refresh_models
 from playground.connections.forms import ConnectionForm
 from playground.connections.models import Connection
+from playground.teams import library, signals
 from playground.teams.forms import BudgetForm, InviteForm, RoleForm, TeamForm, TransferForm
 from playground.teams.models import (
     ADMIN,
@@ -54,7 +55,7 @@ def detail(request, pk):
         "invites": team.invites.all()[:20] if me.manages else [],
         "invite_form": InviteForm(),
         "transfer_form": TransferForm(members=[m for m in memberships if m.role != OWNER]),
-        "library": team.shares.select_related("owner").order_by("-created")[:100],
+        "library": library.grouped(team),
         "my_usage": tokens_this_month(team.pk, request.user.pk),
     }
     return render(request, "teams/detail.html", context)
@@ -157,7 +158,11 @@ def delete(request, pk):
         raise Http404("No such team.")
     if request.method == "POST":
         name = team.name
-        team.delete()
+        signals.deleting_teams.add(team.pk)
+        try:
+            team.delete()
+        finally:
+            signals.deleting_teams.discard(team.pk)
         messages.success(request, f"Team “{name}” deleted, with its connections, usage and links.")
         return redirect("teams:index")
     return render(request, "teams/delete.html", {"team": team})

@@ -17,6 +17,7 @@ from httpx_sse import SSEError, aconnect_sse
 
 from playground.upstream.errors import UpstreamError, limit_type_in
 from playground.upstream.guard import PinnedBackend, check_url
+from playground.upstream.redact import redact_response_error
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +121,7 @@ def _error_from_response(response: httpx.Response, body: bytes) -> UpstreamError
         data = error.get("data")
     elif isinstance(parsed, str):
         message = parsed
+    message = redact_response_error(message, response)
     retry_after = None
     if response.headers.get("retry-after"):
         try:

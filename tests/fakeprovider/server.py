@@ -57,6 +57,7 @@ class State:
     fail: int | None = None
     reject_stream_options: bool = False
     strict: bool = False  # refuse parameters OpenAI does not have (top_k, min_p, ...) as OpenAI does
+    echo_key: bool = False  # a wrong key's 401 quotes the key, whole and as a fragment (some providers do)
     delay: float = 0.005  # seconds between streamed chunks, so a stream is seen growing
     requests: list[dict] = field(default_factory=list)
 
@@ -186,7 +187,11 @@ class Handler(BaseHTTPRequestHandler):
     def _authorized(self) -> bool:
         if self.headers.get("Authorization") == f"Bearer {KEY}":
             return True
-        self._send_json(401, error_body(*ERRORS[401]))
+        message, kind, code = ERRORS[401]
+        if self.state.echo_key:
+            sent = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+            message = f"Incorrect API key provided: {sent} (starts {sent[:10]}***, ends ...{sent[-10:]})."
+        self._send_json(401, error_body(message, kind, code))
         return False
 
     def _read_body(self) -> dict | None:

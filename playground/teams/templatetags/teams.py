@@ -7,3 +7,31 @@ register = template.Library()
 def get(mapping, key):
     """mapping[key] in a template (the usage tables name their grouping columns)."""
     return mapping.get(key) if isinstance(mapping, dict) else None
+
+
+@register.inclusion_tag("teams/_move.html", takes_context=True)
+def move_to_team(context, item, size: str = "btn-small") -> dict:
+    """A "Move to team" form for the user's own item, shown only to a user in at least one team."""
+    from playground.sharing.freeze import kind_of
+    from playground.teams.models import Team
+
+    request = context["request"]
+    teams = getattr(request, "_move_teams", None)
+    if teams is None:  # once per request: a list of clips or batches asks for every row
+        teams = list(Team.objects.for_user(request.user)) if request.user.is_authenticated else []
+        request._move_teams = teams
+    return {"teams": teams, "kind": kind_of(item), "item": item, "size": size, "csrf_token": context.get("csrf_token")}
+
+
+@register.simple_tag(takes_context=True)
+def team_connection_notice(context, conversation):
+    """The conversation page's notice when its team connection was revoked or removed, with the connections it may
+    switch to; None otherwise."""
+    from playground.connections.models import Connection, ensure_local_connection
+    from playground.teams.usage import connection_notice
+
+    user = context["request"].user
+    if conversation is None or (text := connection_notice(conversation, user)) is None:
+        return None
+    ensure_local_connection(user)
+    return {"text": text, "connections": list(Connection.objects.for_user(user))}
