@@ -80,6 +80,8 @@ def test_rotation_with_a_wrong_old_key_changes_nothing(stored, settings):
 
     with pytest.raises(CommandError, match="cannot be decrypted with the --old keys"):
         call_command(
-            "rotate_encryption_key", f"--old={Fernet.generate_key().decode()}", f"--new={Fernet.generate_key().decode()}"
+            "rotate_encryption_key",
+            f"--old={Fernet.generate_key().decode()}",
+            f"--new={Fernet.generate_key().decode()}",
         )
     assert Connection.objects.get(pk=stored.pk).encrypted_key == before

@@ -12,7 +12,12 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--old", required=True, action="append", help="a key the secrets are encrypted with now (write --old=<key>: a key may begin with -)")
+        parser.add_argument(
+            "--old",
+            required=True,
+            action="append",
+            help="a key the secrets are encrypted with now (write --old=<key>: a key may begin with -)",
+        )
         parser.add_argument("--new", required=True, help="the key to encrypt them with from now on")
 
     def handle(self, *args, old, new, **options):
