@@ -81,7 +81,7 @@ class Server:
         base = {
             **os.environ,
             "LOCAL_API_KEYS": KEY,
-            "LOCAL_API_TOKEN_RATE": "0",
+            "LOCAL_API_TOKEN_RATE": os.environ.get("RELAY_BENCH_TOKEN_RATE", "0"),
             "LOCAL_API_RPM": "1000000",
             "LOCAL_API_TPM": "1000000000",
             "PLAYGROUND_DATA_DIR": self.tmp.name,
@@ -111,7 +111,7 @@ class Server:
             capture_output=True,
             text=True,
         ).stdout
-        setup = json.loads(out.strip().splitlines()[-1])
+        self.setup = setup = json.loads(out.strip().splitlines()[-1])
         self.session, self.conversations = setup["session"], setup["conversations"]
         # RELAY_BENCH_LOGS=<dir> keeps the servers' output after the run. Twisted's default listen backlog (50)
         # overflows when 200 clients connect at once.

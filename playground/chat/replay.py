@@ -8,7 +8,7 @@ generation answers in time, the database has what was flushed.
 import asyncio
 
 from playground.chat.models import Message
-from playground.chat.services import SNAPSHOT_TIMEOUT, generation_group, snapshot_from_database
+from playground.chat.services import SNAPSHOT_TIMEOUT, fanout, generation_group, running, snapshot_from_database
 
 
 class Replay:
@@ -47,6 +47,11 @@ class Replay:
             return
         self.waiting[message_id] = []
         self.last_seq[message_id] = after
+        generation = running(message_id) if fanout.ENABLED else None
+        if generation is not None and generation.conversation_id == self.conversation_id:
+            # Same process: the snapshot is taken here, and the deltas that follow are handed over in memory.
+            await self.chat_snapshot(generation.snapshot())
+            return
         await self.channel_layer.group_send(
             generation_group(message_id),
             {"type": "generation.snapshot", "message_id": message_id, "reply_to": self.channel_name},

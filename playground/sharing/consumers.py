@@ -13,13 +13,15 @@ from playground import inputs
 from playground.chat import services as chat
 from playground.chat.models import Message
 from playground.chat.replay import Replay
+from playground.chat.services import fanout
+from playground.chat.services.fanout import LocalFollower
 from playground.sharing import live
 from playground.sharing.models import WATCH_BEAT
 
 GONE = 4404
 
 
-class ShareConsumer(Replay, AsyncJsonWebsocketConsumer):
+class ShareConsumer(LocalFollower, Replay, AsyncJsonWebsocketConsumer):
     groups_joined: tuple = ()
     follows_unknown = False  # a turn's deltas count once the turn was appended (chat_start)
 
@@ -36,6 +38,7 @@ class ShareConsumer(Replay, AsyncJsonWebsocketConsumer):
         self.share = share
         self.conversation_id = share.conversation_id
         self.groups_joined = (chat.conversation_group(share.conversation_id), share.group)
+        fanout.follow(self.groups_joined[0], self)
         for group in self.groups_joined:
             await self.channel_layer.group_add(group, self.channel_name)
         await database_sync_to_async(live.watch)(share, self.channel_name)
@@ -46,6 +49,8 @@ class ShareConsumer(Replay, AsyncJsonWebsocketConsumer):
         self.stop_replay()
         if self.beat_task is not None:
             self.beat_task.cancel()
+        if self.groups_joined:
+            fanout.unfollow(self.groups_joined[0], self)
         for group in self.groups_joined:
             await self.channel_layer.group_discard(group, self.channel_name)
         if self.groups_joined:

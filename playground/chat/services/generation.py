@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from playground.chat.models import Message
 from playground.chat.rendering import BlockRenderer
+from playground.chat.services import fanout
 from playground.chat.services.display import render_message
 from playground.chat.services.limits import Limits, rejects_stream_options
 from playground.connections.models import Connection
@@ -158,10 +159,12 @@ class Generation:
             async with asyncio.timeout(self.limits.first_token) as first:
                 async with client.chat_stream(self.endpoint, self.body, self.headers) as stream:
                     self.trace_id = stream.trace_id
-                    async for chunk in self.limits.paced(stream, self, first):
+                    apply = self._apply
+                    async for batch in self.limits.paced(stream, self, first):
                         if self.stop_requested:
                             raise asyncio.CancelledError
-                        self._apply(chunk)
+                        for chunk in batch:
+                            apply(chunk)
         except TimeoutError:
             raise self.limits.no_answer() from None
 
@@ -251,7 +254,7 @@ class Generation:
         }
         if self._timing:
             event["t"], self._pending_since = self._pending_since, None
-        await layer.group_send(conversation_group(self.conversation_id), event)
+        await fanout.publish(layer, conversation_group(self.conversation_id), event)
 
     async def _await_announcement(self) -> None:
         # Bounded: a generation started without start_turn (or whose announcement failed) still publishes.
@@ -470,7 +473,7 @@ class Generation:
                 event["replaced"] = self.replaces
             if self.live_lost:
                 event["notice"] = LIVE_LOST_NOTICE
-            await layer.group_send(conversation_group(self.conversation_id), event)
+            await fanout.publish(layer, conversation_group(self.conversation_id), event)
         except Exception as exc:
             self.lost_live(exc)
 
