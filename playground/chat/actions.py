@@ -102,10 +102,8 @@ def errors_of(composer, problems) -> list[str]:
     errors = [e for errs in composer.errors.values() for e in errs]
     if problems is not None:
         errors += problems.errors
-        if problems.form is not None:
-            for name, errs in problems.form.errors.items():
-                label = problems.form.fields[name].label if name in problems.form.fields else name
-                errors += [f"{label or name}: {e}" if name != "__all__" else e for e in errs]
+        if problems.form is not None:  # the parameter forms' messages name their field ("top_p: ...")
+            errors += [e for errs in problems.form.errors.values() for e in errs]
     return errors
 
 
