@@ -138,7 +138,9 @@ async def send(ctx: Context, frame: dict) -> None:
         await ctx.reply(outcome)
         return
     turn, html = outcome
-    await ctx.reply({"type": "sent", "message_id": turn.assistant.pk, "html": html})
+    await ctx.reply(
+        {"type": "sent", "message_id": turn.assistant.pk, "conversation": ctx.conversation_id, "html": html}
+    )
     await services.start_turn(turn)
 
 

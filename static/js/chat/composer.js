@@ -94,7 +94,11 @@
     if (!frame) return false;
     return client().request(frame, function (reply) {
       update();
-      if (reply.type === "sent") sent(form);
+      if (reply.type === "sent") {
+        sent(form);
+        // As the POST's HX-Trigger does: the conversation list (and the title) follow the new turn.
+        if (window.htmx) window.htmx.trigger(document.body, "conversation-changed", { id: reply.conversation });
+      }
       else if (reply.type === "invalid") showErrors(reply.errors || []);
       else if (reply.type === "lost") showError("The connection dropped while sending: check the thread before sending again.");
       else showError(reply.error || "Could not send. Your message is still here; try again.");
