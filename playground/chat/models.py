@@ -158,9 +158,9 @@ class Message(models.Model):
 
     @cached_property
     def html(self) -> str:
-        from playground.chat.rendering import render_markdown
+        from playground.chat.render_cache import rendered
 
-        return render_markdown(self.content)
+        return rendered(self.content)
 
     def _usage(self, *path) -> int | None:
         value = self.usage
