@@ -16,6 +16,7 @@ from playground.chat.services.fanout import LocalFollower
 
 class ChatConsumer(LocalFollower, Replay, AsyncJsonWebsocketConsumer):
     group = None
+    follows_unknown = False  # deltas count once the turn's start was heard here, or once subscribed
 
     async def connect(self):
         self.conversation_id = self.scope["url_route"]["kwargs"]["pk"]
@@ -73,6 +74,9 @@ class ChatConsumer(LocalFollower, Replay, AsyncJsonWebsocketConsumer):
     # -- events from the channel layer
 
     async def chat_start(self, event):
+        # This socket follows the turn from its first delta; a turn that started before it connected is followed
+        # once subscribed (snapshot first), so a tab never gets the middle of an answer without its beginning.
+        self.last_seq.setdefault(event["message_id"], 0)
         await self.send_json({**event, "type": "start"})
 
     async def chat_done(self, event):

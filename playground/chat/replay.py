@@ -14,8 +14,8 @@ from playground.chat.services import SNAPSHOT_TIMEOUT, fanout, generation_group,
 class Replay:
     """A mixin of AsyncJsonWebsocketConsumer. Subclasses give `load_message`, `send_stored` and may `recover`."""
 
-    # Deltas of a message this socket never subscribed to: chat tabs take them (a turn started in another tab),
-    # share viewers wait for the turn to be appended first.
+    # Deltas of a message this socket never subscribed to: taken when True; chat tabs and share viewers set it
+    # False and mark a turn known once its start reached them (chat_start), so none starts mid-answer.
     follows_unknown = True
 
     def start_replay(self) -> None:

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from playground.chat.models import Message
 from playground.chat.rendering import BlockRenderer
-from playground.chat.services import fanout
+from playground.chat.services import fanout, flushes
 from playground.chat.services.display import render_message
 from playground.chat.services.limits import Limits, rejects_stream_options
 from playground.connections.models import Connection
@@ -337,18 +337,18 @@ class Generation:
 
     async def _flush(self) -> None:
         # The usage goes along so that an answer whose process dies keeps what was known of it.
-        await Message.objects.filter(pk=self.message_id, status=Message.STREAMING).aupdate(
-            content="".join(self.content),
-            reasoning="".join(self.reasoning),
-            seq=self.seq,
-            trace_id=self.trace_id,
-            usage=self.usage,
-            heartbeat=timezone.now(),
-        )
+        fields = {
+            "content": "".join(self.content),
+            "reasoning": "".join(self.reasoning),
+            "seq": self.seq,
+            "trace_id": self.trace_id,
+            "usage": self.usage,
+        }
+        await flushes.flush(self.message_id, fields)  # with the other answers of this tick, in one transaction
 
     async def _flush_loop(self) -> None:
         while True:
-            await asyncio.sleep(FLUSH_EVERY)
+            await flushes.until_tick(FLUSH_EVERY)
             try:
                 await self._flush()
             except Exception:
