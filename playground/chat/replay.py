@@ -39,6 +39,14 @@ class Replay:
         return message
 
     async def subscribe(self, message_id: int, after: int) -> None:
+        generation = running(message_id) if fanout.ENABLED else None
+        if generation is not None and generation.conversation_id == self.conversation_id and not generation.closing:
+            # Same process, still running (its end will reach this socket too): the snapshot is taken here, with
+            # no query, and the deltas that follow are handed over in memory.
+            self.waiting[message_id] = []
+            self.last_seq[message_id] = after
+            await self.chat_snapshot(generation.snapshot())
+            return
         message = await self.load_message(message_id)
         if message is None:
             return
@@ -47,11 +55,6 @@ class Replay:
             return
         self.waiting[message_id] = []
         self.last_seq[message_id] = after
-        generation = running(message_id) if fanout.ENABLED else None
-        if generation is not None and generation.conversation_id == self.conversation_id:
-            # Same process: the snapshot is taken here, and the deltas that follow are handed over in memory.
-            await self.chat_snapshot(generation.snapshot())
-            return
         await self.channel_layer.group_send(
             generation_group(message_id),
             {"type": "generation.snapshot", "message_id": message_id, "reply_to": self.channel_name},

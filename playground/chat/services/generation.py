@@ -126,6 +126,11 @@ class Generation:
 
     cancel = stop  # detached.cancel(KIND, pk)
 
+    @property
+    def closing(self) -> bool:
+        """Ending: nothing more is published but its final event."""
+        return self._closing
+
     # -- the upstream call
 
     async def _call(self) -> None:
