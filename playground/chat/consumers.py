@@ -39,7 +39,7 @@ class ChatConsumer(LocalFollower, Replay, AsyncJsonWebsocketConsumer):
     async def disconnect(self, code):
         self.stop_replay()
         if self.group:
-            fanout.unfollow(self.group, self)
+            self.stop_following(self.group)
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     @classmethod

@@ -64,7 +64,7 @@ class ShareConsumer(LocalFollower, Replay, AsyncJsonWebsocketConsumer):
         if self.beat_task is not None:
             self.beat_task.cancel()
         if self.groups_joined:
-            fanout.unfollow(self.groups_joined[0], self)
+            self.stop_following(self.groups_joined[0])
         for group in self.groups_joined:
             await self.channel_layer.group_discard(group, self.channel_name)
         if self.groups_joined:
