@@ -7,6 +7,9 @@ from collections import Counter
 
 
 def main():
+    if len(sys.argv) < 2:
+        print(__doc__)  # (`make bench` runs every script without arguments)
+        return
     path, top = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 15
     own, inclusive, total = Counter(), Counter(), 0
     with open(path, encoding="utf-8") as lines:
@@ -19,8 +22,9 @@ def main():
         frames = [
             f.split(" (")[0] + " (" + f.split(" (")[-1].split(":")[0].split("/")[-1] + ")" for f in stack.split(";")
         ]
-        if "select" in frames[-1] or "epoll" in frames[-1] or "wait (threading.py)" in frames[-1]:
-            continue  # idle: the reactor or a worker thread waiting
+        leaf = frames[-1]
+        if "select" in leaf or "epoll" in leaf or "wait (threading.py)" in leaf or leaf == "_worker (thread.py)":
+            continue  # idle: the reactor, or a worker thread waiting for work
         total += count
         own[frames[-1]] += count
         for frame in set(frames):
