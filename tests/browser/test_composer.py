@@ -127,10 +127,12 @@ def test_a_refused_send_over_the_websocket_names_the_field_and_the_limit(open_ch
     page.evaluate("() => { document.getElementById('composer-input').removeAttribute('maxlength'); }")
     box.fill("x" * 200_001)
     box.press("Enter")
-    expect(page.locator(".composer-errors")).to_contain_text("at most 200000 characters")
+    expect(page.locator(".composer-errors")).to_have_text("Message: at most 200,000 characters (it has 200001).")
     expect(box).to_have_value("x" * 200_001)
     expect(page.get_by_role("button", name="Send")).to_be_enabled()
     assert sends == [] and orm(Message.objects.count) == 0
+    page.set_viewport_size({"width": 390, "height": 844})
+    screenshot(page, "composer-refused-over-socket-phone")
 
 
 def test_a_failed_send_keeps_the_message_and_says_what_happened(open_chat):
