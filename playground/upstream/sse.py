@@ -21,11 +21,13 @@ class Parser:
     def feed(self, data: bytes) -> list[bytes]:
         buffer = self._buffer + data if self._buffer else data
         if b"\r" in buffer:
-            # CRLF and lone CR line ends (both allowed by the SSE grammar) become LF; a CR at the very end may be
-            # the first half of a CRLF, so it waits for the next read.
+            # CRLF and lone CR line ends (both allowed by the SSE grammar) become LF. A CR at the very end may be
+            # the first half of a CRLF, so it waits for the next read, unless it ends a blank line (then the
+            # event is complete either way; an LF after it only makes an empty event, which is skipped).
             keep_cr = buffer.endswith(b"\r")
-            buffer = buffer[:-1] if keep_cr else buffer
-            buffer = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n") + (b"\r" if keep_cr else b"")
+            buffer = (buffer[:-1] if keep_cr else buffer).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            if keep_cr:
+                buffer += b"\n" if buffer.endswith(b"\n") else b"\r"
         events = buffer.split(b"\n\n")
         self._buffer = events.pop()
         out = []

@@ -129,3 +129,34 @@ async def test_the_form_post_without_javascript_still_sends(live_server, alice, 
     assert await Message.objects.filter(conversation=conversation, role="user", content="write 5 words").aexists()
     assistant = await Message.objects.aget(conversation=conversation, role="assistant")
     assert (await finish(assistant.pk)).status == "complete"
+
+
+async def test_sockets_of_the_generators_process_get_the_deltas_in_memory(live_server, alice, make_conversation):
+    from channels.layers import get_channel_layer
+
+    conversation = await sync_to_async(make_conversation)()
+    tabs = [await connect(conversation.pk, alice) for _ in range(3)]
+    layer = get_channel_layer()
+    real_send, published = layer.group_send, []
+
+    async def recording(group, event):
+        published.append(event["type"])
+        await real_send(group, event)
+
+    layer.group_send = recording
+    try:
+        await tabs[0].send_json_to({"action": "send", "id": "m1", "content": "write 60 words about lakes"})
+        reply = await reply_to(tabs[0], "m1")
+        texts = []
+        for tab in tabs:
+            events = await receive_until_final(tab, reply["message_id"])
+            assert events[0]["type"] == "start" and events[-1]["type"] == "done"
+            texts.append("".join(e["text"] for e in events if e["type"] == "delta"))
+    finally:
+        layer.group_send = real_send
+        for tab in tabs:
+            await tab.disconnect()
+    message = await Message.objects.aget(pk=reply["message_id"])
+    assert texts == [message.content] * 3
+    # Every socket is in this process and the layer is the in-memory one: the turn never went through it.
+    assert not {"chat.start", "chat.delta", "chat.done"} & set(published)
