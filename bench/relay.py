@@ -1,6 +1,6 @@
 """Relay overhead of the chat playground: time to first token and concurrent streams, against a direct client.
 
-Run by hand: `.venv/bin/python bench/relay.py [--runs 50] [--streams 200]`. It starts two daphne processes on
+Run by hand: `.venv/bin/python bench/relay.py [--runs 50] [--streams 200] [--send post|ws]`. It starts two daphne processes on
 temporary SQLite databases (migrated once, then copied): the upstream (the local API, LOCAL_API_TOKEN_RATE=0) and
 the playground, whose Local connection points at the upstream's /local/v1, so the relay never shares its CPU
 with the generator. The playground runs with DEBUG_RELAY_TIMING=1: each delta carries `t`, the wall-clock time
@@ -20,7 +20,9 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -81,7 +83,7 @@ class Server:
         base = {
             **os.environ,
             "LOCAL_API_KEYS": KEY,
-            "LOCAL_API_TOKEN_RATE": "0",
+            "LOCAL_API_TOKEN_RATE": os.environ.get("RELAY_BENCH_TOKEN_RATE", "0"),
             "LOCAL_API_RPM": "1000000",
             "LOCAL_API_TPM": "1000000000",
             "PLAYGROUND_DATA_DIR": self.tmp.name,
@@ -111,7 +113,7 @@ class Server:
             capture_output=True,
             text=True,
         ).stdout
-        setup = json.loads(out.strip().splitlines()[-1])
+        self.setup = setup = json.loads(out.strip().splitlines()[-1])
         self.session, self.conversations = setup["session"], setup["conversations"]
         # RELAY_BENCH_LOGS=<dir> keeps the servers' output after the run. Twisted's default listen backlog (50)
         # overflows when 200 clients connect at once.
@@ -146,6 +148,11 @@ async def send(http: httpx.AsyncClient, server: Server, pk: int, content: str) -
     return time.perf_counter() - start
 
 
+async def send_frame(ws, content: str) -> None:
+    """A send over the conversation's websocket (the chat's `send` action); its reply comes on the socket."""
+    await ws.send(json.dumps({"action": "send", "id": secrets.token_hex(6), "content": content}))
+
+
 def ws_connect(server: Server, pk: int):
     return websockets.connect(
         f"ws://127.0.0.1:{server.port}/ws/chat/{pk}/",
@@ -173,7 +180,7 @@ async def direct_stream(http: httpx.AsyncClient, content: str) -> tuple[float, i
     return first, chunks
 
 
-async def ttft(server: Server, runs: int) -> dict:
+async def ttft(server: Server, runs: int, via: str = "post") -> dict:
     prompt = "write 20 words about rivers"
     relayed, direct, hop, to_generator, post = [], [], [], [], []
     pk = server.conversations[0]
@@ -186,17 +193,23 @@ async def ttft(server: Server, runs: int) -> dict:
             await direct_stream(upstream, prompt)
         for i in range(runs + 3):
             wall, start = time.time(), time.perf_counter()
-            sent = asyncio.create_task(send(http, server, pk, prompt))
-            first = None
+            if via == "post":
+                sent = asyncio.create_task(send(http, server, pk, prompt))
+            else:
+                await send_frame(ws, prompt)
+            first = posted = None
             while True:
                 event = json.loads(await ws.recv())
+                if event["type"] == "sent":
+                    posted = time.perf_counter() - start
                 if event["type"] == "delta" and first is None:
                     first, received = time.perf_counter() - start, time.time()
                     stamp = event.get("t")
                 if event["type"] in ("done", "error"):
                     break
-            await sent
-            posted = sent.result()
+            if via == "post":
+                await sent
+                posted = sent.result()
             d, _ = await direct_stream(upstream, prompt)
             if i >= 3:
                 relayed.append(first * 1000)
@@ -208,7 +221,7 @@ async def ttft(server: Server, runs: int) -> dict:
     return {"relayed": relayed, "direct": direct, "hop": hop, "to_generator": to_generator, "post": post}
 
 
-async def concurrency(server: Server, streams: int) -> dict:
+async def concurrency(server: Server, streams: int, via: str = "post") -> dict:
     prompt = "write 300 words about mountains"
     limits = httpx.Limits(max_connections=streams + 10)
     async with (
@@ -250,7 +263,10 @@ async def concurrency(server: Server, streams: int) -> dict:
         sampler = asyncio.create_task(sample())
         start = time.perf_counter()
         watchers = [asyncio.create_task(watch(ws)) for ws in sockets]
-        await asyncio.gather(*(send(http, server, pk, prompt) for pk in pks))
+        if via == "post":
+            await asyncio.gather(*(send(http, server, pk, prompt) for pk in pks))
+        else:
+            await asyncio.gather(*(send_frame(ws, prompt) for ws in sockets))
         outcomes = await asyncio.gather(*watchers)
         relay_seconds = time.perf_counter() - start
         done.set()
@@ -273,6 +289,36 @@ async def concurrency(server: Server, streams: int) -> dict:
     }
 
 
+class Profile:
+    """py-spy (in the dev requirements) sampling the playground process during one phase, in collapsed stacks."""
+
+    def __init__(self, path: str | None, pid: int):
+        self.path, self.pid, self.process = path, pid, None
+
+    def __enter__(self):
+        if self.path:
+            command = [
+                str(Path(sys.executable).parent / "py-spy"),
+                "record",
+                "--pid",
+                str(self.pid),
+                "--format",
+                "raw",
+                "--rate",
+                "500",
+            ]
+            self.process = subprocess.Popen(
+                [*command, "--output", self.path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+            time.sleep(1)  # attached
+        return self
+
+    def __exit__(self, *exc):
+        if self.process is not None:
+            self.process.send_signal(signal.SIGINT)
+            self.process.wait(timeout=60)
+
+
 def row(name: str, values: list[float], other: list[float] | None = None) -> str:
     if not values:
         return f"| {name} | n/a | | |"
@@ -287,21 +333,34 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--streams", type=int, default=200)
+    parser.add_argument(
+        "--send", choices=("post", "ws"), default="post", help="the form POST, or the send frame on the websocket"
+    )
+    parser.add_argument(
+        "--py-spy", metavar="PREFIX", help="profile the playground: PREFIX-ttft.txt, PREFIX-streams.txt"
+    )
     args = parser.parse_args()
     server = Server(count=args.streams + 1)
     try:
-        t = asyncio.run(ttft(server, args.runs)) if args.runs else None
-        c = asyncio.run(concurrency(server, args.streams)) if args.streams else None
+        pid = server.process.pid
+        with Profile(args.py_spy and f"{args.py_spy}-ttft.txt", pid):
+            t = asyncio.run(ttft(server, args.runs, args.send)) if args.runs else None
+        with Profile(args.py_spy and f"{args.py_spy}-streams.txt", pid):
+            c = asyncio.run(concurrency(server, args.streams, args.send)) if args.streams else None
     finally:
         server.close()
-    print(f"\n### Chat relay ({args.runs} runs, {args.streams} concurrent streams, LOCAL_API_TOKEN_RATE=0)\n")
+    how = "send POST" if args.send == "post" else "send frame"
+    print(
+        f"\n### Chat relay ({args.runs} runs, {args.streams} concurrent streams, LOCAL_API_TOKEN_RATE=0, "
+        f"sent by {how})\n"
+    )
     print("| measure | through the playground | direct httpx | added |")
     print("|---|---|---|---|")
     if t:
-        print(row("time to first token (send POST start to first delta)", t["relayed"], t["direct"]))
-        print(row("send POST start to first chunk at the generator", t["to_generator"], t["direct"]))
+        print(row(f"time to first token ({how} to first delta)", t["relayed"], t["direct"]))
+        print(row(f"{how} to first chunk at the generator", t["to_generator"], t["direct"]))
         print(row("relay hop: first chunk at the generator to the websocket client", t["hop"]))
-        print(row("send POST response time", t["post"]))
+        print(row(f"{how}: response (`sent` reply) time", [p for p in t["post"] if p is not None]))
     if c:
         print(
             f"| {args.streams} concurrent streams: chunks/s | {c['relay_chunks_per_s']:.0f} "

@@ -1,4 +1,7 @@
-"""The chat websocket: transport glue between a browser tab and the conversation's generations (see services)."""
+"""The chat websocket: transport glue between a browser tab and the conversation's generations (see services).
+
+Frames from the tab: `subscribe` and `stop` (by message id), and actions (`{"action": "send", "id": ...}`, see
+actions.py), handed as they are to plain service functions."""
 
 import asyncio
 
@@ -6,13 +9,16 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from playground import inputs
-from playground.chat import services
+from playground.chat import actions, services
 from playground.chat.models import Conversation, Message
 from playground.chat.replay import Replay
+from playground.chat.services import fanout
+from playground.chat.services.fanout import LocalFollower
 
 
-class ChatConsumer(Replay, AsyncJsonWebsocketConsumer):
+class ChatConsumer(LocalFollower, Replay, AsyncJsonWebsocketConsumer):
     group = None
+    follows_unknown = False  # deltas count once the turn's start was heard here, or once subscribed
 
     async def connect(self):
         self.conversation_id = self.scope["url_route"]["kwargs"]["pk"]
@@ -28,12 +34,14 @@ class ChatConsumer(Replay, AsyncJsonWebsocketConsumer):
             return
         self.group = services.conversation_group(self.conversation_id)
         # Join the group before accepting: once the client sees the socket open, no delta can pass it by.
+        fanout.follow(self.group, self)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
 
     async def disconnect(self, code):
         self.stop_replay()
         if self.group:
+            self.stop_following(self.group)
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     @classmethod
@@ -47,6 +55,9 @@ class ChatConsumer(Replay, AsyncJsonWebsocketConsumer):
 
     async def receive_json(self, content, **kwargs):
         if not self.group:
+            return
+        if actions.name_of(content):
+            await actions.run(self.scope["user"], self.conversation_id, content, self.send_json)
             return
         try:
             message_id = int(content.get("message_id"))
@@ -73,6 +84,9 @@ class ChatConsumer(Replay, AsyncJsonWebsocketConsumer):
     # -- events from the channel layer
 
     async def chat_start(self, event):
+        # This socket follows the turn from its first delta; a turn that started before it connected is followed
+        # once subscribed (snapshot first), so a tab never gets the middle of an answer without its beginning.
+        self.last_seq.setdefault(event["message_id"], 0)
         await self.send_json({**event, "type": "start"})
 
     async def chat_thread(self, event):

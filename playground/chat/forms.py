@@ -21,7 +21,10 @@ class ComposerForm(forms.Form):
         max_length=MESSAGE_LIMIT,
         strip=False,
         widget=forms.Textarea(attrs={"rows": 2, "placeholder": "Send a message (Enter sends, Shift+Enter: new line)"}),
-        error_messages={"required": "Message: write something first."},
+        error_messages={
+            "required": "Message: write something first.",
+            "max_length": f"Message: at most {MESSAGE_LIMIT:,} characters (it has %(show_value)d).",
+        },
     )
 
     def clean_content(self):

@@ -187,9 +187,9 @@ class Message(models.Model):
 
     @cached_property
     def html(self) -> str:
-        from playground.chat.rendering import render_markdown
+        from playground.chat.render_cache import rendered
 
-        return render_markdown(self.content)
+        return rendered(self.content)
 
     @cached_property
     def tool_cards(self) -> dict:

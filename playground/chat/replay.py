@@ -8,14 +8,14 @@ generation answers in time, the database has what was flushed.
 import asyncio
 
 from playground.chat.models import Message
-from playground.chat.services import SNAPSHOT_TIMEOUT, generation_group, snapshot_from_database
+from playground.chat.services import SNAPSHOT_TIMEOUT, fanout, generation_group, running, snapshot_from_database
 
 
 class Replay:
     """A mixin of AsyncJsonWebsocketConsumer. Subclasses give `load_message`, `send_stored` and may `recover`."""
 
-    # Deltas of a message this socket never subscribed to: chat tabs take them (a turn started in another tab),
-    # share viewers wait for the turn to be appended first.
+    # Deltas of a message this socket never subscribed to: taken when True; chat tabs and share viewers set it
+    # False and mark a turn known once its start reached them (chat_start), so none starts mid-answer.
     follows_unknown = True
 
     def start_replay(self) -> None:
@@ -43,6 +43,14 @@ class Replay:
     probes = 0
 
     async def subscribe(self, message_id: int, after: int, probe: int = 0) -> None:
+        generation = running(message_id) if fanout.ENABLED else None
+        if generation is not None and generation.conversation_id == self.conversation_id and not generation.closing:
+            # Same process, still running (its end will reach this socket too): the snapshot is taken here, with
+            # no query, and the deltas that follow are handed over in memory.
+            self.waiting[message_id] = []
+            self.last_seq[message_id] = after
+            await self.chat_snapshot(generation.snapshot())
+            return
         message = await self.load_message(message_id)
         if message is None:
             return

@@ -381,9 +381,10 @@ async def _live_problem() -> str | None:
     return None
 
 
-def _prepare_send(request, pk, launch) -> tuple[Turn, str] | HttpResponse:
-    """Everything synchronous of a send in one thread hop; the upstream call starts once the body is built."""
-    conversation = get_object_or_404(Conversation.objects.for_user(request.user).select_related("connection"), pk=pk)
+def validate_send(request, conversation) -> tuple[ComposerForm, PanelProblems | None, list]:
+    """The composer, the panel fields posted along and the attachments of a send (the form POST and the
+    websocket's send frame alike): (composer, invalid panel or None, uploads). Valid when the composer is and
+    the panel is None."""
     composer = ComposerForm(request.POST)
     invalid_params = _apply_panel(request, conversation)
     if invalid_params is not None and not invalid_params.blocking:
@@ -397,6 +398,14 @@ def _prepare_send(request, pk, launch) -> tuple[Turn, str] | HttpResponse:
         composer.add_error(None, problem)
     if waiting := waiting_tools(conversation):
         composer.add_error(None, waiting)
+    composer.is_valid()
+    return composer, invalid_params, uploads
+
+
+def _prepare_send(request, pk, launch) -> tuple[Turn, str] | HttpResponse:
+    """Everything synchronous of a send in one thread hop; the upstream call starts once the body is built."""
+    conversation = get_object_or_404(Conversation.objects.for_user(request.user).select_related("connection"), pk=pk)
+    composer, invalid_params, uploads = validate_send(request, conversation)
     if not composer.is_valid() or invalid_params is not None:
         return _invalid(request, conversation, composer, invalid_params)
     turn = services.prepare_turn(conversation, composer.cleaned_data["content"], attachments=uploads, launch=launch)

@@ -1,6 +1,6 @@
 """Encryption of connection keys at rest (MultiFernet over PLAYGROUND_ENCRYPTION_KEYS, newest first)."""
 
-from functools import cache
+from functools import cache, lru_cache
 
 from cryptography.fernet import Fernet, MultiFernet
 from django.conf import settings
@@ -20,8 +20,15 @@ def encrypt(secret: str) -> str:
 
 
 def decrypt(token: str) -> str:
-    """Raises cryptography.fernet.InvalidToken when no configured key can decrypt it: never an empty secret."""
-    return fernet().decrypt(token.encode()).decode()
+    """Raises cryptography.fernet.InvalidToken when no configured key can decrypt it: never an empty secret.
+
+    Remembered per token and key set (a send decrypts its connection's key each time; a new key is a new token)."""
+    return _decrypt(token, tuple(settings.ENCRYPTION_KEYS))
+
+
+@lru_cache(maxsize=1024)
+def _decrypt(token: str, keys: tuple[str, ...]) -> str:
+    return _fernet(keys).decrypt(token.encode()).decode()
 
 
 def rotate(token: str) -> str:

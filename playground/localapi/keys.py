@@ -9,6 +9,11 @@ Two kinds of key are accepted:
 A stored key's `owner` is the identity its voices, files and batches belong to. Rotation (`mint(replaces=…)`)
 gives the new key the old key's owner and deletes the old key, so it stops working at once and nothing the
 owner made is lost.
+
+Stored keys found are remembered for CACHE_SECONDS in the shared cache (Redis) when there is one, so most requests
+make no query; revoking and rotating delete the entry, so a revoked key stops working at once in every process.
+Without Redis (one process, locmem) nothing is remembered: a key revoked from another process (a management
+command, a test) could otherwise keep working.
 """
 
 import hashlib
@@ -16,13 +21,31 @@ import hmac
 import secrets
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 
 from playground.localapi.models import ApiKey
 
+CACHE_SECONDS = 300
+
 
 def digest(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def _shared() -> bool:
+    return "redis" in settings.CACHES["default"]["BACKEND"].lower()
+
+
+def _cache_key(key_digest: str) -> str:
+    return f"localapi-key:{key_digest}"
+
+
+def _forget(key_digest: str) -> None:
+    if _shared():
+        cache.delete(_cache_key(key_digest))
+        # Again once the deletion is committed: a lookup in between may have cached the row still visible then.
+        transaction.on_commit(lambda: cache.delete(_cache_key(key_digest)))
 
 
 def mint(label: str, replaces: str | None = None) -> str:
@@ -38,6 +61,7 @@ def mint(label: str, replaces: str | None = None) -> str:
             if old is not None:
                 owner = old.owner
                 old.delete()
+                _forget(old.digest)
         ApiKey.objects.create(digest=digest(raw), owner=owner, label=label[:100])
     return raw
 
@@ -45,6 +69,7 @@ def mint(label: str, replaces: str | None = None) -> str:
 def revoke(raw: str) -> bool:
     """Stop accepting a stored key; whether there was one."""
     deleted, _ = ApiKey.objects.filter(digest=digest(raw)).delete()
+    _forget(digest(raw))
     return bool(deleted)
 
 
@@ -58,12 +83,26 @@ def owner_for(raw: str) -> str | None:
     """The owner of a valid key (what the local API records on resources, never the key), or None."""
     if not raw:
         return None
-    return _operator_owner(raw) or ApiKey.objects.filter(digest=digest(raw)).values_list("owner", flat=True).first()
+    if owner := _operator_owner(raw):
+        return owner
+    key_digest, shared = digest(raw), _shared()
+    if shared and (owner := cache.get(_cache_key(key_digest))):
+        return owner
+    owner = ApiKey.objects.filter(digest=key_digest).values_list("owner", flat=True).first()
+    if owner and shared:
+        cache.set(_cache_key(key_digest), owner, CACHE_SECONDS)
+    return owner
 
 
 async def aowner_for(raw: str) -> str | None:
     if not raw:
         return None
-    return (
-        _operator_owner(raw) or await ApiKey.objects.filter(digest=digest(raw)).values_list("owner", flat=True).afirst()
-    )
+    if owner := _operator_owner(raw):
+        return owner
+    key_digest, shared = digest(raw), _shared()
+    if shared and (owner := await cache.aget(_cache_key(key_digest))):
+        return owner
+    owner = await ApiKey.objects.filter(digest=key_digest).values_list("owner", flat=True).afirst()
+    if owner and shared:
+        await cache.aset(_cache_key(key_digest), owner, CACHE_SECONDS)
+    return owner

@@ -13,13 +13,29 @@ from playground import inputs
 from playground.chat import services as chat
 from playground.chat.models import Message
 from playground.chat.replay import Replay
+from playground.chat.services import fanout
+from playground.chat.services.fanout import LocalFollower
 from playground.sharing import live
 from playground.sharing.models import WATCH_BEAT
 
 GONE = 4404
 
+# Renders in progress, shared by the viewers of a share that ask for the same messages at once (a turn's start or
+# end reaches every viewer together): one thread hop and one render instead of one per viewer.
+_renders: dict[tuple, asyncio.Future] = {}
 
-class ShareConsumer(Replay, AsyncJsonWebsocketConsumer):
+
+async def _shared(function, share, *args):
+    key = (function.__name__, share.pk, *args)
+    task = _renders.get(key)
+    if task is None:
+        task = asyncio.ensure_future(database_sync_to_async(function)(share, *args))
+        _renders[key] = task
+        task.add_done_callback(lambda _: _renders.pop(key, None))
+    return await asyncio.shield(task)
+
+
+class ShareConsumer(LocalFollower, Replay, AsyncJsonWebsocketConsumer):
     groups_joined: tuple = ()
     follows_unknown = False  # a turn's deltas count once the turn was appended (chat_start)
 
@@ -36,6 +52,7 @@ class ShareConsumer(Replay, AsyncJsonWebsocketConsumer):
         self.share = share
         self.conversation_id = share.conversation_id
         self.groups_joined = (chat.conversation_group(share.conversation_id), share.group)
+        fanout.follow(self.groups_joined[0], self)
         for group in self.groups_joined:
             await self.channel_layer.group_add(group, self.channel_name)
         await database_sync_to_async(live.watch)(share, self.channel_name)
@@ -46,6 +63,8 @@ class ShareConsumer(Replay, AsyncJsonWebsocketConsumer):
         self.stop_replay()
         if self.beat_task is not None:
             self.beat_task.cancel()
+        if self.groups_joined:
+            self.stop_following(self.groups_joined[0])
         for group in self.groups_joined:
             await self.channel_layer.group_discard(group, self.channel_name)
         if self.groups_joined:
@@ -86,7 +105,7 @@ class ShareConsumer(Replay, AsyncJsonWebsocketConsumer):
     async def _catch_up(self, upto: int | None = None) -> None:
         """Send the messages the viewer has not seen (a new turn's question and its answer's placeholder), and
         follow the answers among them that are still streaming."""
-        for message_id, status, html in await database_sync_to_async(live.render_after)(self.share, self.known, upto):
+        for message_id, status, html in await _shared(live.render_after, self.share, self.known, upto):
             self.known = max(self.known, message_id)
             await self.send_json({"type": "append", "message_id": message_id, "html": html})
             if status == Message.STREAMING and message_id not in self.last_seq:
@@ -99,7 +118,7 @@ class ShareConsumer(Replay, AsyncJsonWebsocketConsumer):
         await self._send_final(message.pk)
 
     async def _send_final(self, message_id: int, event: dict | None = None) -> None:
-        html = await database_sync_to_async(live.render_one)(self.share, message_id)
+        html = await _shared(live.render_one, self.share, message_id)
         if html:
             kind = "error" if event and event.get("type") == "chat.error" else "done"
             await self.send_json({"type": kind, "message_id": message_id, "html": html, **_replaced(event)})

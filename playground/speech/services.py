@@ -1,10 +1,11 @@
 """Speech clips: the upstream relay that writes a clip to its file as the bytes arrive, and the readers.
 
-The relay is a background job (playground/lib/detached.py) started when the clip is created, so the clip is
-generated and saved even if the browser goes away; the page's player reads the growing file through `tail()`.
-Nothing holds more than one chunk of audio in memory. Relays are tracked per process to wake the readers of a
-clip as soon as bytes land; a reader in another process polls the file and the clip's status instead. A clip
-whose process died is ended as incomplete by the heartbeat sweep (`sweep`), whichever process runs it.
+The relay is a background job (playground/lib/detached.py) started before the clip's row is written (the provider
+works while it is), so the clip is generated and saved even if the browser goes away; the page's player reads the
+growing file through `tail()`. Nothing holds more than one chunk of audio in memory. Relays are tracked per
+process to wake the readers of a clip as soon as bytes land; a reader in another process polls the file and the
+clip's status instead. A clip whose process died is ended as incomplete by the heartbeat sweep (`sweep`),
+whichever process runs it.
 """
 
 import asyncio
@@ -105,12 +106,13 @@ async def start_clip(
     params: dict | None = None,
     headers: dict | None = None,
 ) -> SpeechClip:
-    """Create the clip and start its relay; returns once the provider accepted the request.
+    """Start the upstream request, then create the clip while the provider works; returns once the provider
+    accepted the request. The relay writes nothing before the row exists (the first bytes wait in the socket).
 
     An error before the first byte (400, 401, 429...) raises UpstreamError and leaves no clip behind.
     """
     await team_usage.acheck(connection, owner, "speech")
-    clip = await SpeechClip.objects.acreate(
+    clip = SpeechClip(
         owner=owner,
         connection=connection,
         model=model,
@@ -121,15 +123,27 @@ async def start_clip(
         sample_rate=sample_rate,
         params=params or {},
     )
-    clip.file = f"speech/{owner.pk}/{clip.pk}-{secrets.token_hex(6)}.{response_format}"
-    await clip.asave(update_fields=["file"])
-    endpoint = await connection.aendpoint()
+    # The key is decrypted in this thread when it exists (remembered per token): no thread hop before the call.
+    endpoint = connection.endpoint() if connection.encrypted_key else await connection.aendpoint()
     if headers:
         endpoint = dataclasses.replace(endpoint, headers=(*endpoint.headers, *headers.items()))
-    started: asyncio.Future = asyncio.get_running_loop().create_future()
+    loop = asyncio.get_running_loop()
+    started: asyncio.Future = loop.create_future()
+    saved: asyncio.Future = loop.create_future()
     relay = Relay()
-    detached.track(KIND, clip.pk, relay)
-    relay.task = detached.spawn(_relay(clip, endpoint, relay, started), name=f"speech-clip-{clip.pk}")
+    relay.task = detached.spawn(_relay(clip, endpoint, relay, started, saved), name="speech-clip")
+    try:
+        await clip.asave()
+        clip.file = f"speech/{owner.pk}/{clip.pk}-{secrets.token_hex(6)}.{response_format}"
+        await clip.asave(update_fields=["file"])
+    except BaseException as exc:
+        saved.set_exception(exc)
+        relay.task.cancel()
+        raise
+    if not relay.task.done():  # (one refused at once has nothing to track)
+        detached.track(KIND, clip.pk, relay)
+    relay.task.set_name(f"speech-clip-{clip.pk}")
+    saved.set_result(None)
     try:
         await started
     except UpstreamError:
@@ -138,14 +152,18 @@ async def start_clip(
     return clip
 
 
-async def _relay(clip: SpeechClip, endpoint, relay: Relay, started: asyncio.Future) -> None:
-    path = clip.path
-    await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
-    output = await asyncio.to_thread(open, path, "wb", buffering=0)
-    status, error = SpeechClip.INCOMPLETE, None
+async def _relay(
+    clip: SpeechClip, endpoint, relay: Relay, started: asyncio.Future, saved: asyncio.Future | None = None
+) -> None:
+    status, error, output, path = SpeechClip.INCOMPLETE, None, None, None
     try:
         async with client.speech_stream(endpoint, request_body(clip)) as response:
             clip.trace_id = client.trace_id_of(response.headers)
+            if saved is not None:
+                await asyncio.shield(saved)
+            path = clip.path
+            await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
+            output = await asyncio.to_thread(open, path, "wb", buffering=0)
             started.set_result(None)
             async for chunk in client.iter_bytes(response):
                 await asyncio.to_thread(output.write, chunk)
@@ -161,6 +179,8 @@ async def _relay(clip: SpeechClip, endpoint, relay: Relay, started: asyncio.Futu
         error = INTERRUPTED
         raise
     except Exception as exc:
+        if saved is not None and saved.done() and not saved.cancelled() and saved.exception() is exc:
+            return  # the row could not be saved: start_clip raises it
         log.exception("speech relay of clip %s failed", clip.pk)
         if not started.done():
             started.set_exception(UpstreamError(kind="stream", message=str(exc)))
@@ -168,7 +188,8 @@ async def _relay(clip: SpeechClip, endpoint, relay: Relay, started: asyncio.Futu
         error = {"title": "The clip could not be saved", "message": str(exc), "next_step": "Retry."}
     finally:
         try:
-            await asyncio.to_thread(output.close)
+            if output is not None:
+                await asyncio.to_thread(output.close)
             if not started.done():
                 started.set_exception(UpstreamError(kind="stream", message="The request was stopped."))
             if not started.cancelled() and started.exception() is None:
@@ -180,10 +201,11 @@ async def _relay(clip: SpeechClip, endpoint, relay: Relay, started: asyncio.Futu
                     )
                 )
                 await asyncio.shield(record_usage(clip, status))
-            else:
+            elif path is not None:
                 await asyncio.to_thread(path.unlink, missing_ok=True)
         finally:
-            detached.untrack(KIND, clip.pk, relay)
+            if clip.pk is not None:
+                detached.untrack(KIND, clip.pk, relay)
             relay.notify()
 
 

@@ -28,11 +28,19 @@ async def _voices_for(connection) -> tuple[list[dict], UpstreamError | None]:
         return [], None if error.status in (404, 405) else error
 
 
-async def _form(request, data=None, initial=None) -> tuple[SpeechForm, UpstreamError | None]:
-    """The speech form with the chosen connection's custom voices (listed by the provider)."""
+async def _form(request, data=None, initial=None, *, voices=True) -> tuple[SpeechForm, UpstreamError | None]:
+    """The speech form with the chosen connection's custom voices (listed by the provider), unless `voices` is
+    False: the list only matters to show the form (custom voices are checked by the provider)."""
     form = await sync_to_async(SpeechForm)(data, user=await request.auser(), initial=initial)
-    form.custom_voices, error = await _voices_for(form.chosen_connection)
+    error = None
+    if voices:
+        form.custom_voices, error = await _voices_for(form.chosen_connection)
     return form, error
+
+
+async def _with_voices(form) -> UpstreamError | None:
+    form.custom_voices, error = await _voices_for(form.chosen_connection)
+    return error
 
 
 def _context(request, form, voices_error=None, clip=None, error=None) -> dict:
@@ -96,18 +104,20 @@ async def fields(request):
 async def create(request):
     """Start a clip and answer with the player, whose source is the clip's live stream."""
     user = await request.auser()
-    form, voices_error = await _form(request, data=request.POST)
+    # The provider's voice list is fetched only to show the form again: a valid clip starts without it.
+    form, _ = await _form(request, data=request.POST, voices=False)
     if not await sync_to_async(form.is_valid)():
+        voices_error = await _with_voices(form)
         response = await _render(request, "speech/index.html#speech-form", form, voices_error)
         return reswap(retarget(response, "#speech-form"), "outerHTML") if request.htmx else response
     try:
         clip = await services.start_clip(owner=user, **form.clip_fields())
     except UpstreamError as error:
         template = "speech/index.html#result" if request.htmx else "speech/index.html"
-        return await _render(request, template, form, voices_error, error=error)
+        return await _render(request, template, form, await _with_voices(form), error=error)
     if not request.htmx:
         return redirect("speech:clip", clip.pk)
-    context = await sync_to_async(_context)(request, form, voices_error, clip=clip)
+    context = await sync_to_async(_context)(request, form, None, clip=clip)  # the player and the list: no voices
     # The player, and the clip list with the new clip (out of band).
     html = await sync_to_async(render_to_string)("speech/index.html#result", context, request)
     html += await sync_to_async(render_to_string)("speech/index.html#clips", {**context, "oob": True}, request)

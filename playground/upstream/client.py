@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import httpx
 from django.conf import settings
-from httpx_sse import SSEError, aconnect_sse
 
+from playground.upstream import sse
 from playground.upstream.errors import UpstreamError, limit_type_in
 from playground.upstream.guard import PinnedBackend, check_url
 from playground.upstream.redact import redact_response_error
@@ -38,6 +38,9 @@ class Endpoint:
 
     def auth_headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.api_key}", **dict(self.headers)}
+
+
+SSE_HEADERS = {"Accept": "text/event-stream", "Cache-Control": "no-store", "Content-Type": "application/json"}
 
 
 @dataclass
@@ -191,40 +194,51 @@ async def request(endpoint: Endpoint, method: str, path: str, **kwargs) -> Resul
 
 
 class ChatStream:
-    """The chunks of a streamed chat completion, parsed; ends at `[DONE]`."""
+    """The chunks of a streamed chat completion, parsed once from the raw bytes (upstream/sse.py); ends at
+    `[DONE]`. `batches()` gives the chunks of each network read together (the relay handles them at once)."""
 
-    def __init__(self, source, response: httpx.Response):
-        self._source = source
+    def __init__(self, response: httpx.Response):
         self.response = response
         self.trace_id = trace_id_of(response.headers)
         self.done = False
 
-    async def __aiter__(self) -> AsyncIterator[dict]:
+    def _chunk(self, data: bytes) -> dict:
         try:
-            async for event in self._source.aiter_sse():
-                if event.data.strip() == "[DONE]":
-                    self.done = True
-                    return
-                try:
-                    chunk = json.loads(event.data)
-                except ValueError:
-                    raise UpstreamError(
-                        kind="stream", message="The provider sent an unreadable chunk.", trace_id=self.trace_id
-                    ) from None
-                if isinstance(chunk, dict) and "error" in chunk and "choices" not in chunk:
-                    error = chunk["error"] if isinstance(chunk["error"], dict) else {"message": str(chunk["error"])}
-                    raise UpstreamError(
-                        kind="stream", message=str(error.get("message", "error")), trace_id=self.trace_id
-                    )
-                yield chunk
+            chunk = sse.loads(data)
+        except ValueError:
+            raise UpstreamError(
+                kind="stream", message="The provider sent an unreadable chunk.", trace_id=self.trace_id
+            ) from None
+        if isinstance(chunk, dict) and "error" in chunk and "choices" not in chunk:
+            error = chunk["error"] if isinstance(chunk["error"], dict) else {"message": str(chunk["error"])}
+            raise UpstreamError(kind="stream", message=str(error.get("message", "error")), trace_id=self.trace_id)
+        return chunk
+
+    async def batches(self) -> AsyncIterator[list[dict]]:
+        parser = sse.Parser()
+        try:
+            async for data in self.response.aiter_bytes():
+                batch = []
+                for event in parser.feed(data):
+                    if event.strip() == sse.DONE:
+                        self.done = True
+                        if batch:
+                            yield batch
+                        return
+                    batch.append(self._chunk(event))
+                if batch:
+                    yield batch
         except httpx.HTTPError as exc:
             error = _transport_error(exc, str(self.response.url))
             error.kind = "stream" if error.kind == "network" else error.kind
             error.trace_id = self.trace_id
             raise error from None
-        except SSEError as exc:
-            raise UpstreamError(kind="stream", message=str(exc), trace_id=self.trace_id) from None
         raise UpstreamError(kind="stream", message="The stream ended before [DONE].", trace_id=self.trace_id)
+
+    async def __aiter__(self) -> AsyncIterator[dict]:
+        async for batch in self.batches():
+            for chunk in batch:
+                yield chunk
 
 
 @asynccontextmanager
@@ -232,15 +246,11 @@ async def chat_stream(endpoint: Endpoint, body: dict, headers: dict | None = Non
     """Stream a chat completion. Leaving the block (or cancelling the task) closes the upstream connection."""
     await _check(endpoint)
     url = endpoint.url("chat/completions")
+    headers = {**endpoint.auth_headers(), **(headers or {}), **SSE_HEADERS}
     try:
-        async with aconnect_sse(
-            get_client(endpoint.trusted),
-            "POST",
-            url,
-            json={**body, "stream": True},
-            headers={**endpoint.auth_headers(), **(headers or {})},
-        ) as source:
-            response = source.response
+        async with get_client(endpoint.trusted).stream(
+            "POST", url, content=sse.dumps({**body, "stream": True}), headers=headers
+        ) as response:
             if 300 <= response.status_code < 400:
                 raise _redirect_error(response)
             if response.status_code >= 400:
@@ -252,7 +262,7 @@ async def chat_stream(endpoint: Endpoint, body: dict, headers: dict | None = Non
                     message="The provider did not answer with an event stream.",
                     trace_id=trace_id_of(response.headers),
                 )
-            yield ChatStream(source, response)
+            yield ChatStream(response)
     except httpx.HTTPError as exc:
         raise _transport_error(exc, url) from None
 

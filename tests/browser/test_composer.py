@@ -23,6 +23,22 @@ def posts_to(page, fragment: str) -> list:
     return seen
 
 
+def frames_sent(page) -> None:
+    """Record the frames the page sends on its websockets (in window.sentFrames), from now on."""
+    page.evaluate(
+        """() => {
+            window.sentFrames = [];
+            const send = WebSocket.prototype.send;
+            WebSocket.prototype.send = function (data) { window.sentFrames.push(JSON.parse(data)); return send.call(this, data); };
+        }"""
+    )
+
+
+def submit_by_form(page) -> None:
+    """Send with the websocket just dropped (it reconnects half a second later): the form POST carries it."""
+    page.evaluate("() => { window.ChatClient.drop(); document.getElementById('composer').requestSubmit(); }")
+
+
 def mark(page) -> None:
     """A mark on the window that a page load would wipe out."""
     page.evaluate("() => { window.stillTheSamePage = true; }")
@@ -32,12 +48,13 @@ def still_the_same_page(page) -> bool:
     return page.evaluate("() => window.stillTheSamePage === true")
 
 
-def test_the_composer_is_an_htmx_form_that_enter_sends_without_leaving_the_page(open_chat):
+def test_the_composer_is_an_htmx_form_that_enter_sends_over_the_websocket_without_leaving_the_page(open_chat):
     page = open_chat()
     composer = page.locator("#composer")
     expect(composer).to_have_attribute("hx-post", re.compile(r"^/c/\d+/send/$"))
     assert composer.get_attribute("hx-post") == composer.get_attribute("action")
     sends = posts_to(page, "/send/")
+    frames_sent(page)
     mark(page)
     box = page.get_by_role("textbox", name="Message")
 
@@ -55,7 +72,11 @@ def test_the_composer_is_an_htmx_form_that_enter_sends_without_leaving_the_page(
     answer = page.locator('article[data-role="assistant"]').last
     expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
     expect(page.locator('article[data-role="user"]')).to_contain_text("second line")
-    assert len(sends) == 1 and sends[0].headers.get("hx-request") == "true"
+    # With the socket open, the send went over it (a send frame, the form's fields, no CSRF token), not by POST.
+    assert sends == []
+    frames = [f for f in page.evaluate("() => window.sentFrames") if f.get("action") == "send"]
+    assert len(frames) == 1 and frames[0]["content"] == "First line\nsecond line" and frames[0]["id"]
+    assert "csrfmiddlewaretoken" not in frames[0]
     assert still_the_same_page(page)
     # A clean, focused composer for the next message, and the empty state gone.
     expect(box).to_have_value("")
@@ -86,19 +107,48 @@ def test_the_send_button_is_off_while_an_answer_streams_and_enter_then_sends_not
     expect(box).to_have_value("Another question")
 
 
+def test_with_the_websocket_down_the_composer_posts_the_form(open_chat):
+    page = open_chat()
+    sends = posts_to(page, "/send/")
+    frames_sent(page)
+    page.get_by_role("textbox", name="Message").fill("Sent by the form")
+    submit_by_form(page)
+    answer = page.locator('article[data-role="assistant"]').last
+    expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
+    expect(page.locator('article[data-role="user"]')).to_contain_text("Sent by the form")
+    assert len(sends) == 1 and sends[0].headers.get("hx-request") == "true"
+    assert not [f for f in page.evaluate("() => window.sentFrames") if f.get("action") == "send"]
+
+
+def test_a_refused_send_over_the_websocket_names_the_field_and_the_limit(open_chat):
+    page = open_chat()
+    box = page.get_by_role("textbox", name="Message")
+    sends = posts_to(page, "/send/")
+    page.evaluate("() => { document.getElementById('composer-input').removeAttribute('maxlength'); }")
+    box.fill("x" * 200_001)
+    box.press("Enter")
+    expect(page.locator(".composer-errors")).to_have_text("Message: at most 200,000 characters (it has 200001).")
+    expect(box).to_have_value("x" * 200_001)
+    expect(page.get_by_role("button", name="Send")).to_be_enabled()
+    assert sends == [] and orm(Message.objects.count) == 0
+    page.set_viewport_size({"width": 390, "height": 844})
+    screenshot(page, "composer-refused-over-socket-phone")
+
+
 def test_a_failed_send_keeps_the_message_and_says_what_happened(open_chat):
     page = open_chat()
     box = page.get_by_role("textbox", name="Message")
     page.route("**/send/", lambda route: route.fulfill(status=500, body="boom"))
     box.fill("Keep me")
-    box.press("Enter")
+    submit_by_form(page)
     expect(page.locator(".composer-errors")).to_have_text(
         "Could not send (HTTP 500). Your message is still here; try again."
     )
     expect(box).to_have_value("Keep me")
     page.unroute("**/send/")
     page.route("**/send/", lambda route: route.abort())
-    box.press("Enter")
+    page.wait_for_timeout(800)  # the socket is back; drop it again
+    submit_by_form(page)
     expect(page.locator(".composer-errors")).to_have_text(
         "Could not reach the server. Your message is still here; try again."
     )

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from playground.chat.models import Conversation, Message
 from playground.chat.rendering import BlockRenderer
+from playground.chat.services import fanout, flushes
 from playground.chat.services.display import render_message
 from playground.chat.services.limits import Limits, rejects_stream_options
 from playground.chat.services.usage import estimated_usage
@@ -129,6 +130,11 @@ class Generation:
 
     cancel = stop  # detached.cancel(KIND, pk)
 
+    @property
+    def closing(self) -> bool:
+        """Ending: nothing more is published but its final event."""
+        return self._closing
+
     # -- the upstream call
 
     async def _call(self) -> None:
@@ -162,10 +168,12 @@ class Generation:
             async with asyncio.timeout(self.limits.first_token) as first:
                 async with client.chat_stream(self.endpoint, self.body, self.headers) as stream:
                     self.trace_id = stream.trace_id
-                    async for chunk in self.limits.paced(stream, self, first):
+                    apply = self._apply
+                    async for batch in self.limits.paced(stream, self, first):
                         if self.stop_requested:
                             raise asyncio.CancelledError
-                        self._apply(chunk)
+                        for chunk in batch:
+                            apply(chunk)
         except TimeoutError:
             raise self.limits.no_answer() from None
 
@@ -265,7 +273,7 @@ class Generation:
             event["choices"] = extra  # choice index -> text appended (n > 1)
         if self._timing:
             event["t"], self._pending_since = self._pending_since, None
-        await layer.group_send(conversation_group(self.conversation_id), event)
+        await fanout.publish(layer, conversation_group(self.conversation_id), event)
 
     async def _await_announcement(self) -> None:
         # Bounded: a generation started without start_turn (or whose announcement failed) still publishes.
@@ -354,19 +362,19 @@ class Generation:
 
     async def _flush(self) -> None:
         # The usage goes along so that an answer whose process dies keeps what was known of it.
-        await Message.objects.filter(pk=self.message_id, status=Message.STREAMING).aupdate(
-            content="".join(self.content),
-            reasoning="".join(self.reasoning),
-            seq=self.seq,
-            trace_id=self.trace_id,
-            usage=self.usage or self._estimated(),
-            choices=self._choices(),
-            heartbeat=timezone.now(),
-        )
+        fields = {
+            "content": "".join(self.content),
+            "reasoning": "".join(self.reasoning),
+            "seq": self.seq,
+            "trace_id": self.trace_id,
+            "usage": self.usage or self._estimated(),
+            "choices": self._choices(),
+        }
+        await flushes.flush(self.message_id, fields)  # with the other answers of this tick, in one transaction
 
     async def _flush_loop(self) -> None:
         while True:
-            await asyncio.sleep(FLUSH_EVERY)
+            await flushes.until_tick(FLUSH_EVERY)
             try:
                 await self._flush()
             except Exception:
@@ -498,7 +506,7 @@ class Generation:
                 event["replaced"] = self.replaces
             if self.live_lost:
                 event["notice"] = LIVE_LOST_NOTICE
-            await layer.group_send(conversation_group(self.conversation_id), event)
+            await fanout.publish(layer, conversation_group(self.conversation_id), event)
         except Exception as exc:
             self.lost_live(exc)
 

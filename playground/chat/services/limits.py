@@ -42,23 +42,24 @@ class Limits:
         )
 
     async def paced(self, stream, generation: "Generation", first: asyncio.Timeout):
-        """The stream's chunks; after the first token, a silence longer than the idle timeout ends it in words."""
-        chunks = aiter(stream)
+        """The stream's chunks, a network read's worth at a time (a list); after the first token, a silence
+        longer than the idle timeout ends it in words."""
+        batches = aiter(stream.batches())
         while True:
             started = generation.first_token is not None or bool(generation.tool_calls)
             if not started:
-                chunk = await anext(chunks, _END)
+                batch = await anext(batches, _END)
             else:
                 first.reschedule(None)
                 # asyncio.timeout rather than wait_for: on 3.11 wait_for swallows a Stop that lands as a chunk arrives.
                 try:
                     async with asyncio.timeout(self.idle):
-                        chunk = await anext(chunks, _END)
+                        batch = await anext(batches, _END)
                 except TimeoutError:
                     raise self.silent(generation.chunks) from None
-            if chunk is _END:
+            if batch is _END:
                 return
-            yield chunk
+            yield batch
 
 
 def _seconds(value: float) -> str:

@@ -13,6 +13,7 @@ from django.utils import timezone
 from playground.chat import branches
 from playground.chat.forms import Upload
 from playground.chat.models import Attachment, Conversation, Message, attachment_name
+from playground.chat.services import fanout
 from playground.chat.services.display import render_message
 from playground.chat.services.generation import Generation, conversation_group, generation_group, running
 from playground.chat.services.limits import Limits, limits_of
@@ -197,7 +198,8 @@ async def start_turn(turn: Turn) -> "Generation":
         turn.generation.replaces = turn.replaces.pk if turn.replaces else None
     html = turn.assistant_html or await sync_to_async(render_message)(turn.assistant)
     try:
-        await get_channel_layer().group_send(
+        await fanout.publish(
+            get_channel_layer(),
             conversation_group(turn.conversation.pk),
             {"type": "chat.start", "message_id": turn.assistant.pk, "html": html},
         )

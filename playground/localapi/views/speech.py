@@ -91,6 +91,9 @@ def _speech_stream(request, owner: str, job: tts.SpeechJob, fault, trace_id: str
 
     async def body():
         status = "failed"
+        # An empty first part sends the status and headers at once (daphne writes them with the first body
+        # part): a relay knows the request was accepted while the first sentence is still being synthesized.
+        yield b""
         try:
             chunks = tts.in_thread(lambda cancelled: tts.encoded_chunks(job, stream=True, cancelled=cancelled))
             async for chunk in chunks:

@@ -1,5 +1,6 @@
 // The composer is an htmx form (hx-post; a plain POST that redirects without JavaScript). This file adds what a
-// form cannot: Enter sends and Shift+Enter is a newline, the busy state while a post is in flight or an answer
+// form cannot: a send over the chat's websocket when it is open (the upstream call starts sooner), Enter sends and
+// Shift+Enter is a newline, the busy state while a post is in flight or an answer
 // streams, Stop and Esc, the notices for a send that failed, and a clean composer once the message is sent.
 (function () {
   "use strict";
@@ -35,6 +36,10 @@
   }
 
   function showError(text) {
+    showErrors([text]);
+  }
+
+  function showErrors(texts) {
     var form = composer();
     if (!form) return;
     var list = form.querySelector(".composer-errors");
@@ -45,9 +50,61 @@
       form.insertBefore(list, form.querySelector(".composer-box"));
     }
     list.textContent = "";
-    var item = document.createElement("li");
-    item.textContent = text;
-    list.appendChild(item);
+    texts.forEach(function (text) {
+      var item = document.createElement("li");
+      item.textContent = text;
+      list.appendChild(item);
+    });
+  }
+
+  function sent(form) {
+    var input = form.querySelector("textarea");
+    var errors = form.querySelector(".composer-errors");
+    if (errors) errors.remove();
+    if (input) {
+      input.value = "";
+      autosize(input);
+    }
+    form.dispatchEvent(new CustomEvent("chat:sent", { bubbles: true }));
+  }
+
+  // The form's fields as a send frame: text fields only (files go by the form POST), no CSRF token (the socket
+  // is authenticated and origin-checked).
+  function frameOf(form) {
+    var frame = { action: "send" };
+    var data = new FormData(form);
+    var files = false;
+    data.forEach(function (value, key) {
+      if (typeof value !== "string") {
+        if (value.size || value.name) files = true;
+        return;
+      }
+      if (key === "csrfmiddlewaretoken") return;
+      if (key in frame) frame[key] = [].concat(frame[key], value);
+      else frame[key] = value;
+    });
+    return files ? null : frame;
+  }
+
+  // A send of an open conversation goes over its websocket when that is open; the form POST stays the way for
+  // files, a closed socket, and pages without JavaScript.
+  function sendOverSocket(form) {
+    if (!client() || !client().request || form.getAttribute("hx-target") !== "#message-list") return false;
+    var frame = frameOf(form);
+    if (!frame) return false;
+    return client().request(frame, function (reply) {
+      update();
+      if (reply.type === "sent") {
+        sent(form);
+        // As the POST's HX-Trigger does: the conversation list (and the title) follow the new turn.
+        if (window.htmx) window.htmx.trigger(document.body, "conversation-changed", { id: reply.conversation });
+      }
+      else if (reply.type === "invalid") showErrors(reply.errors || []);
+      else if (reply.type === "lost") showError("The connection dropped while sending: check the thread before sending again.");
+      else showError(reply.error || "Could not send. Your message is still here; try again.");
+      var input = form.querySelector("textarea");
+      if (input) input.focus();
+    });
   }
 
   function isComposer(event) {
@@ -59,6 +116,10 @@
     if (!isComposer(event)) return;
     var input = event.target.querySelector("textarea");
     if (posting() || running() || !input || !input.value.trim()) event.preventDefault();
+    else if (sendOverSocket(event.target)) {
+      event.preventDefault();
+      update();
+    }
   });
 
   document.addEventListener("htmx:beforeSend", update);
@@ -74,11 +135,7 @@
     var input = form && form.querySelector("textarea");
     // The articles went into the thread: the message is sent. (Refused input comes back as a new composer.)
     if (event.detail.successful && event.detail.target && event.detail.target.id === "message-list" && input) {
-      var errors = form.querySelector(".composer-errors");
-      if (errors) errors.remove();
-      input.value = "";
-      autosize(input);
-      form.dispatchEvent(new CustomEvent("chat:sent", { bubbles: true }));
+      sent(form);
     }
     if (input) input.focus();
   });

@@ -23,6 +23,8 @@
   var deferredStarts = [];
   var stick = true;
   var stats = { received: 0, receivedSeq: 0, shown: 0, shownSeq: 0, frames: 0, patched: 0, replaced: 0 };
+  var actions = {}; // action id -> callback awaiting the server's reply (see "actions over the websocket")
+  var actionCount = 0;
 
   function parse(html) {
     var template = document.createElement("template");
@@ -42,9 +44,10 @@
     return Array.from(thread.querySelectorAll('article[data-status="streaming"]'));
   }
 
-  // A send or retry posted by htmx and not answered yet: the articles it creates arrive in its response.
+  // A send or retry posted by htmx (or asked over the websocket, see actions below) and not answered yet: the
+  // articles it creates arrive in its response.
   function posting() {
-    return document.querySelector("[data-chat-post].htmx-request") !== null;
+    return Object.keys(actions).length > 0 || document.querySelector("[data-chat-post].htmx-request") !== null;
   }
 
   // ---------------------------------------------------------------- thread and scrolling
@@ -134,6 +137,7 @@
     ws.onmessage = function (event) {
       var data;
       try { data = JSON.parse(event.data); } catch (e) { return; }
+      if (data.id && actions[data.id]) { answered(data); return; }
       // A completed retry: the answer it replaces, kept until now, leaves the page.
       if (data.type === "done" && data.replaced) {
         var replaced = articleFor(data.replaced);
@@ -144,6 +148,7 @@
     };
     ws.onclose = function (event) {
       if (socket === ws) socket = null;
+      abandon();
       Object.keys(messages).forEach(function (id) { messages[id].ready = false; });
       if (event.code === 4403 || event.code === 4404) return;
       // Backoff with jitter, so that the tabs of a restarted server do not all come back at once.
@@ -181,6 +186,10 @@
 
   function subscribe(article) {
     var state = track(article.dataset.messageId);
+    if (state.live) {
+      state.live = false; // started by this tab over this socket: it hears every delta from the first
+      return;
+    }
     state.ready = false;
     sendJSON({ type: "subscribe", message_id: Number(article.dataset.messageId), after: state.seq });
   }
@@ -321,6 +330,60 @@
     prepare(result.article);
   }
 
+  // ---------------------------------------------------------------- actions over the websocket
+  //
+  // request({action: "send", ...fields}, callback): the frame goes with an id of this tab's making; the reply
+  // carries it back. `sent` holds the new articles, shown here before any delta of them reaches this socket (so
+  // no subscription is needed); the callback gets the reply (`sent`, `invalid`, `failed`, `refused`, or `lost`
+  // when the socket closed first). False when the socket is not open (the caller falls back to the form POST).
+
+  function request(frame, callback) {
+    if (!socket || socket.readyState !== WebSocket.OPEN) return false;
+    actionCount += 1;
+    var id = "a" + Date.now().toString(36) + "-" + actionCount + "-" + Math.random().toString(36).slice(2, 8);
+    actions[id] = callback || function () {};
+    if (!sendJSON(Object.assign({}, frame, { id: id }))) {
+      delete actions[id];
+      return false;
+    }
+    emit(document, "chat:state");
+    return true;
+  }
+
+  function answered(data) {
+    var callback = actions[data.id];
+    delete actions[data.id];
+    if (data.type === "sent") {
+      var state = track(String(data.message_id));
+      state.ready = true;
+      state.live = true;
+      state.seq = 0;
+      state.html = "";
+      if (data.replaces) {
+        var old = articleFor(data.replaces);
+        var fresh = parse(data.html).querySelector('article[data-message-id="' + data.replaces + '"]');
+        if (old && fresh) old.replaceWith(fresh);
+      }
+      insertArticles(data.html);
+      stick = true;
+      scrollToEnd();
+    }
+    callback(data);
+    if (!posting()) deferredStarts.splice(0).forEach(insertArticles);
+    emit(document, "chat:state");
+  }
+
+  // The socket closed before some replies: those actions may or may not have started; the thread is fetched
+  // again once the socket is back.
+  function abandon() {
+    var ids = Object.keys(actions);
+    if (!ids.length) return;
+    var callbacks = ids.map(function (id) { var c = actions[id]; delete actions[id]; return c; });
+    callbacks.forEach(function (callback) { callback({ type: "lost" }); });
+    syncThread();
+    emit(document, "chat:state");
+  }
+
   // ---------------------------------------------------------------- start
 
   adopt();
@@ -335,6 +398,8 @@
     adopt: adopt,
     // A frame for the consumer (stop, subscribe); false when the socket is not open.
     send: sendJSON,
+    // An action over the websocket (send, retry), answered through the callback; false when the socket is not open.
+    request: request,
     // Drops the websocket as a network failure would (it reconnects and resubscribes); for tests and demos.
     drop: function () { if (socket) socket.close(); },
     // Skips the wait of the backoff (the connection banner's button).

@@ -1,0 +1,82 @@
+"""A 500-message conversation page: response time and queries, against a 10-message one, in the same run.
+
+Run by hand: `.venv/bin/python bench/page.py [--messages 500] [--runs 15]`. Same daphne and SQLite setup as
+bench/relay.py (playground process only is measured). The messages mix markdown, lists and code; half are answers
+with usage. Times are from the client (localhost, so they are the server's time plus a loopback round trip);
+the query counts come from a `CaptureQueriesContext` run in `manage.py shell` on the same database.
+"""
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from relay import Server, devserver, pct
+
+FILL = """
+from django.test import Client
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.contrib.auth import get_user_model
+from playground.chat.models import Conversation, Message
+user = get_user_model().objects.get(username="bench")
+counts = {}
+for pk, n in zip(IDS, SIZES):
+    conversation = Conversation.objects.get(pk=pk)
+    Message.objects.bulk_create(
+        Message(
+            conversation=conversation,
+            role="user" if i % 2 == 0 else "assistant",
+            content=f"message **{i}**\\n\\n- a list\\n- of items\\n\\n```python\\nprint({i})\\n```",
+            usage={"prompt_tokens": 5, "completion_tokens": 7} if i % 2 else None,
+            trace_id=f"trace-{i}" if i % 2 else "",
+        )
+        for i in range(n)
+    )
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(user)
+    client.get(f"/c/{pk}/")
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(f"/c/{pk}/").status_code == 200
+    counts[n] = len(queries)
+print("QUERIES", counts)
+"""
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=500)
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    server = Server(count=2)
+    try:
+        ids, sizes = server.conversations[:2], [10, args.messages]
+        script = FILL.replace("IDS", repr(ids)).replace("SIZES", repr(sizes))
+        out = devserver.manage(server.env, "shell", "-c", script, capture_output=True, text=True).stdout
+        queries = out.strip().splitlines()[-1]
+        times, size = {n: [] for n in sizes}, {}
+        with httpx.Client(base_url=server.url, headers={"Cookie": server.cookie}, timeout=60) as http:
+            for pk in ids:
+                http.get(f"/c/{pk}/").raise_for_status()  # warm-up (and the markdown of the answers)
+            for _ in range(args.runs):
+                for pk, n in zip(ids, sizes, strict=True):
+                    start = time.perf_counter()
+                    response = http.get(f"/c/{pk}/")
+                    times[n].append((time.perf_counter() - start) * 1000)
+                    response.raise_for_status()
+                    size[n] = len(response.content)
+    finally:
+        server.close()
+    print(f"\n### Conversation page ({args.runs} loads each, after one warm-up load)\n")
+    print(f"{queries}\n\n| messages | response time p50 / p95 / best | HTML |\n|---|---|---|")
+    for n in sizes:
+        t = times[n]
+        print(f"| {n} | {statistics.median(t):.0f} / {pct(t, 0.95):.0f} / {min(t):.0f} ms | {size[n]:,} B |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+"""A long conversation opens with the same queries as a short one (no query per message)."""
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from playground.chat.models import Message
+
+
+def add_messages(conversation, count: int) -> None:
+    Message.objects.bulk_create(
+        Message(
+            conversation=conversation,
+            role="user" if i % 2 == 0 else "assistant",
+            content=f"message **{i}**\n\n- a list\n- of items\n\n```python\nprint({i})\n```",
+            usage={"prompt_tokens": 5, "completion_tokens": 7} if i % 2 else None,
+            trace_id=f"trace-{i}" if i % 2 else "",
+        )
+        for i in range(count)
+    )
+
+
+def queries_of_page(client, conversation) -> int:
+    url = reverse("chat:conversation", args=[conversation.pk])
+    client.get(url)  # the once-per-process sweep
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url)
+    assert response.status_code == 200
+    return len(queries)
+
+
+def test_a_conversation_of_500_messages_opens_with_as_many_queries_as_one_of_10(alice_client, make_conversation):
+    short, long = make_conversation(), make_conversation()
+    add_messages(short, 10)
+    add_messages(long, 500)
+    assert queries_of_page(alice_client, long) == queries_of_page(alice_client, short)
