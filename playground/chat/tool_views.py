@@ -10,7 +10,8 @@ from django.views.decorators.http import require_GET, require_POST
 from playground.chat import services
 from playground.chat.forms import ChatModelPicker, accept_attribute
 from playground.chat.models import Conversation, Message, get_conversation
-from playground.chat.views import RETRY_UNAVAILABLE, PanelProblems, _connections, _live_problem, _panel_response
+from playground.chat.panel_views import PanelProblems, connections_of, panel_response
+from playground.chat.views import RETRY_UNAVAILABLE, _live_problem
 
 RESULT_PREFIX = "result:"
 
@@ -71,18 +72,18 @@ def copy_tools(request, pk):
     source = get_conversation(request, request.POST.get("source") or 0) if request.POST.get("source") else None
     if source is None or not source.params.get("tools"):
         problems = PanelProblems(tool_errors=["tools: choose a conversation that has tools to copy."])
-        return _panel_response(request, conversation, problems)
+        return panel_response(request, conversation, problems)
     conversation.params = {**conversation.params, "tools": source.params["tools"]}
     conversation.save(update_fields=["params", "updated"])
     if not request.htmx:
         return redirect("chat:conversation", pk=pk)
-    return _panel_response(request, conversation, saved=True)
+    return panel_response(request, conversation, saved=True)
 
 
 @require_GET
 def start_picker(request):
     """The start page's connection and model picker (htmx re-renders it when either changes)."""
-    _connections(request.user)
+    connections_of(request.user)
     picker = ChatModelPicker(
         user=request.user,
         initial={"connection": request.GET.get("connection") or None, "model": request.GET.get("model", "")},

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from playground.chat import branch_views, choices, tool_views, views
+from playground.chat import branch_views, choices, panel_views, tool_views, views
 
 app_name = "chat"
 
@@ -13,9 +13,9 @@ urlpatterns = [
     path("c/<int:pk>/duplicate/", views.duplicate, name="duplicate"),
     path("c/<int:pk>/delete/", views.delete, name="delete"),
     path("c/<int:pk>/send/", views.send, name="send"),
-    path("c/<int:pk>/settings/", views.settings, name="settings"),
-    path("c/<int:pk>/panel/", views.panel, name="panel"),
-    path("c/<int:pk>/request/", views.request_preview, name="request_preview"),
+    path("c/<int:pk>/settings/", panel_views.settings, name="settings"),
+    path("c/<int:pk>/panel/", panel_views.panel, name="panel"),
+    path("c/<int:pk>/request/", panel_views.request_preview, name="request_preview"),
     path("c/<int:pk>/messages/<int:mid>/stop/", views.stop, name="stop"),
     path("c/<int:pk>/messages/<int:mid>/retry/", views.retry, name="retry"),
     path("c/<int:pk>/messages/<int:mid>/tool-results/", tool_views.tool_results, name="tool_results"),

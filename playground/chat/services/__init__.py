@@ -3,23 +3,17 @@
 A generation belongs to the server process that started it, never to a browser tab. By concern:
 `request` builds the JSON body; `turns` saves a turn's rows and starts, finds or stops its generation;
 `tools` continues a turn with tool results;
-`generation` is the relay (stream, publish, flush, listen for stop and snapshot requests); `limits` the
+`generation` is the relay (stream, publish), with `persistence` (its flushes and final row) and `control` (its
+channel for stop and snapshot requests); `limits` the
 timeouts; `display` the HTML and snapshots the tabs see; `recovery` the heartbeat sweep of dead processes.
 Callers use the names below (`services.send(...)`), not the submodules.
 """
 
+from playground.chat.services.control import generation_group
 from playground.chat.services.display import SNAPSHOT_TIMEOUT, render_message, snapshot_from_database
-from playground.chat.services.generation import (
-    FLUSH_EVERY,
-    FRAME,
-    KIND,
-    LIVE_LOST_NOTICE,
-    Generation,
-    conversation_group,
-    generation_group,
-    running,
-)
+from playground.chat.services.generation import FRAME, KIND, LIVE_LOST_NOTICE, Generation, conversation_group, running
 from playground.chat.services.limits import Limits, limits_of, rejects_stream_options
+from playground.chat.services.persistence import FLUSH_EVERY
 from playground.chat.services.recovery import ORPHAN_AFTER, beat, interrupt_orphan, mark_interrupted, orphan_wait, sweep
 from playground.chat.services.request import (
     CHARS_PER_TOKEN,

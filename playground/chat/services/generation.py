@@ -13,18 +13,16 @@ from contextlib import suppress
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
-from django.db import transaction
-from django.utils import timezone
 
-from playground.chat.models import Conversation, Message
+from playground.chat.models import Message
 from playground.chat.rendering import BlockRenderer
-from playground.chat.services import fanout, flushes
+from playground.chat.services import fanout
+from playground.chat.services.control import ControlChannel, generation_group
 from playground.chat.services.display import render_message
 from playground.chat.services.limits import Limits, rejects_stream_options
-from playground.chat.services.usage import estimated_usage
+from playground.chat.services.persistence import AnswerRows, record_usage
 from playground.connections.models import Connection
 from playground.lib import detached
-from playground.teams import usage as team_usage
 from playground.upstream import client
 from playground.upstream.client import Endpoint
 from playground.upstream.errors import UpstreamError
@@ -32,7 +30,6 @@ from playground.upstream.errors import UpstreamError
 log = logging.getLogger(__name__)
 
 FRAME = 0.02  # deltas within one frame are merged into one websocket message
-FLUSH_EVERY = 1.0  # seconds between database flushes of a running answer
 ANNOUNCE_WAIT = 2.0  # longest a generation holds its deltas for the announcement of its placeholder
 KIND = "chat"  # generations in the background-work registry (playground/lib/detached.py), keyed by message pk
 LIVE_LOST_NOTICE = "This tab may have missed live deltas; the saved answer is complete."
@@ -42,16 +39,12 @@ def conversation_group(pk: int) -> str:
     return f"conversation.{pk}"
 
 
-def generation_group(pk: int) -> str:
-    return f"generation.{pk}"
-
-
 def running(message_id: int) -> "Generation | None":
     """The generation of this message if it runs in this process."""
     return detached.get(KIND, message_id)
 
 
-class Generation:
+class Generation(AnswerRows, ControlChannel):
     def __init__(
         self, endpoint: Endpoint, body: dict, *, headers: dict | None = None, loop=None, limits: Limits | None = None
     ):
@@ -317,94 +310,6 @@ class Generation:
             log.warning("Generation of message %s continues without live deltas: %r", self.message_id, exc)
         self.live_lost = True
 
-    async def _join(self, layer) -> tuple[str | None, asyncio.Task | None]:
-        """Listen on a channel of our own, in the group any process can reach us through (stop, snapshot)."""
-        channel = None
-        try:
-            channel = await layer.new_channel()
-            await layer.group_add(generation_group(self.message_id), channel)
-        except Exception as exc:
-            self.lost_live(exc)
-            return channel, None
-        return channel, asyncio.create_task(self._listen(layer, channel))
-
-    async def _listen(self, layer, channel: str) -> None:
-        while True:
-            try:
-                message = await layer.receive(channel)
-            except Exception as exc:
-                self.lost_live(exc)
-                return
-            if message.get("type") == "generation.close":
-                return
-            if message.get("type") == "generation.stop":
-                self.stop()
-            elif message.get("type") == "generation.snapshot" and message.get("reply_to"):
-                await layer.send(message["reply_to"], self.snapshot())
-
-    @staticmethod
-    async def _close_listener(layer, channel: str, listener: asyncio.Task) -> None:
-        """End the listener with a message rather than by cancelling it: a cancelled receive on the Redis layer
-        can leave a blocking pop behind that swallows the next message for any websocket of this process."""
-        with suppress(Exception):
-            await layer.send(channel, {"type": "generation.close"})
-        try:
-            await asyncio.wait_for(asyncio.shield(listener), timeout=5)
-        except (TimeoutError, Exception):
-            listener.cancel()
-            with suppress(asyncio.CancelledError, Exception):
-                await listener
-
-    # -- persistence
-
-    def _ms(self, moment: float | None) -> int | None:
-        return None if moment is None else round((moment - self.started) * 1000)
-
-    async def _flush(self) -> None:
-        # The usage goes along so that an answer whose process dies keeps what was known of it.
-        fields = {
-            "content": "".join(self.content),
-            "reasoning": "".join(self.reasoning),
-            "seq": self.seq,
-            "trace_id": self.trace_id,
-            "usage": self.usage or self._estimated(),
-            "choices": self._choices(),
-        }
-        await flushes.flush(self.message_id, fields)  # with the other answers of this tick, in one transaction
-
-    async def _flush_loop(self) -> None:
-        while True:
-            await flushes.until_tick(FLUSH_EVERY)
-            try:
-                await self._flush()
-            except Exception:
-                log.exception("Could not flush message %s", self.message_id)
-
-    def _estimated(self) -> dict | None:
-        if not (self.content or self.reasoning):
-            return None
-        return estimated_usage(self.body, len(self.content), len(self.reasoning))
-
-    async def _finish(self, status: str, error: dict | None) -> None:
-        fields = {
-            "content": "".join(self.content),
-            "reasoning": "".join(self.reasoning),
-            "seq": self.seq,
-            "status": status,
-            "error": error,
-            # A stopped or interrupted stream never got the provider's usage: it keeps an estimate.
-            "usage": self.usage if self.usage or status in (Message.COMPLETE, Message.ERROR) else self._estimated(),
-            "finish_reason": self.finish_reason,
-            "trace_id": self.trace_id,
-            "ttft_ms": self._ms(self.first_token),
-            "total_ms": self._ms(time.monotonic()),
-            "heartbeat": timezone.now(),
-            "choices": self._choices(),
-            "tool_calls": [call for _, call in sorted(self.tool_calls.items())] or None,
-        }
-        replaces = self.replaces if status == Message.COMPLETE else None
-        await sync_to_async(_save_end)(self.message_id, fields, replaces)
-
     # -- the whole life of a generation
 
     async def run(self) -> None:
@@ -509,29 +414,3 @@ class Generation:
             await fanout.publish(layer, conversation_group(self.conversation_id), event)
         except Exception as exc:
             self.lost_live(exc)
-
-
-def _save_end(message_id: int, fields: dict, replaces: int | None) -> None:
-    """The final state of an answer and, for a completed retry, the end of the answer it replaces, at once."""
-    with transaction.atomic():
-        Message.objects.filter(pk=message_id).update(**fields)
-        if replaces and Message.objects.filter(pk=replaces).exclude(status=Message.STREAMING).exists():
-            # What followed the replaced answer now follows its replacement (the retry is its sibling).
-            Message.objects.filter(parent_id=replaces).update(parent_id=message_id)
-            Message.objects.filter(pk=replaces).delete()
-
-
-async def record_usage(generation: Generation, status: str) -> None:
-    """Teams: a generation through a team connection is filed with the provider's usage (nothing otherwise)."""
-    if generation.limits is None or not generation.limits.connection_id:
-        return
-    try:
-        owner_id = (
-            await Conversation.objects.filter(pk=generation.conversation_id).values_list("owner_id", flat=True).afirst()
-        )
-        model = str(generation.body.get("model") or "")
-        await team_usage.arecord(
-            generation.limits.connection_id, owner_id, "chat", model=model, usage=generation.usage, status=status
-        )
-    except Exception:
-        log.exception("Could not record the usage of message %s", generation.message_id)

@@ -14,8 +14,9 @@ from playground.chat import branches
 from playground.chat.forms import Upload
 from playground.chat.models import Attachment, Conversation, Message, attachment_name
 from playground.chat.services import fanout
+from playground.chat.services.control import generation_group
 from playground.chat.services.display import render_message
-from playground.chat.services.generation import Generation, conversation_group, generation_group, running
+from playground.chat.services.generation import Generation, conversation_group, running
 from playground.chat.services.limits import Limits, limits_of
 from playground.chat.services.request import ChatRequest, build_request, connection_for, selected_model
 from playground.upstream.client import Endpoint

@@ -1,0 +1,49 @@
+"""A running answer's own channel, in the group `generation.<message pk>` any process can reach: stop and snapshot
+requests arrive there. A mixin of Generation."""
+
+import asyncio
+from contextlib import suppress
+
+
+def generation_group(pk: int) -> str:
+    return f"generation.{pk}"
+
+
+class ControlChannel:
+    async def _join(self, layer) -> tuple[str | None, asyncio.Task | None]:
+        """Listen on a channel of our own, in the group any process can reach us through (stop, snapshot)."""
+        channel = None
+        try:
+            channel = await layer.new_channel()
+            await layer.group_add(generation_group(self.message_id), channel)
+        except Exception as exc:
+            self.lost_live(exc)
+            return channel, None
+        return channel, asyncio.create_task(self._listen(layer, channel))
+
+    async def _listen(self, layer, channel: str) -> None:
+        while True:
+            try:
+                message = await layer.receive(channel)
+            except Exception as exc:
+                self.lost_live(exc)
+                return
+            if message.get("type") == "generation.close":
+                return
+            if message.get("type") == "generation.stop":
+                self.stop()
+            elif message.get("type") == "generation.snapshot" and message.get("reply_to"):
+                await layer.send(message["reply_to"], self.snapshot())
+
+    @staticmethod
+    async def _close_listener(layer, channel: str, listener: asyncio.Task) -> None:
+        """End the listener with a message rather than by cancelling it: a cancelled receive on the Redis layer
+        can leave a blocking pop behind that swallows the next message for any websocket of this process."""
+        with suppress(Exception):
+            await layer.send(channel, {"type": "generation.close"})
+        try:
+            await asyncio.wait_for(asyncio.shield(listener), timeout=5)
+        except (TimeoutError, Exception):
+            listener.cancel()
+            with suppress(asyncio.CancelledError, Exception):
+                await listener

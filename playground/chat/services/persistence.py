@@ -1,0 +1,94 @@
+"""What a running answer writes: its periodic flushes (with the other answers of this process, on a shared tick)
+and its final row, and, for a team connection, the usage filed with the team. A mixin of Generation."""
+
+import logging
+import time
+
+from asgiref.sync import sync_to_async
+from django.db import transaction
+from django.utils import timezone
+
+from playground.chat.models import Conversation, Message
+from playground.chat.services import flushes
+from playground.chat.services.usage import estimated_usage
+from playground.teams import usage as team_usage
+
+log = logging.getLogger(__name__)
+
+FLUSH_EVERY = 1.0  # seconds between database flushes of a running answer
+
+
+class AnswerRows:
+    def _ms(self, moment: float | None) -> int | None:
+        return None if moment is None else round((moment - self.started) * 1000)
+
+    async def _flush(self) -> None:
+        # The usage goes along so that an answer whose process dies keeps what was known of it.
+        fields = {
+            "content": "".join(self.content),
+            "reasoning": "".join(self.reasoning),
+            "seq": self.seq,
+            "trace_id": self.trace_id,
+            "usage": self.usage or self._estimated(),
+            "choices": self._choices(),
+        }
+        await flushes.flush(self.message_id, fields)  # with the other answers of this tick, in one transaction
+
+    async def _flush_loop(self) -> None:
+        while True:
+            await flushes.until_tick(FLUSH_EVERY)
+            try:
+                await self._flush()
+            except Exception:
+                log.exception("Could not flush message %s", self.message_id)
+
+    def _estimated(self) -> dict | None:
+        if not (self.content or self.reasoning):
+            return None
+        return estimated_usage(self.body, len(self.content), len(self.reasoning))
+
+    async def _finish(self, status: str, error: dict | None) -> None:
+        fields = {
+            "content": "".join(self.content),
+            "reasoning": "".join(self.reasoning),
+            "seq": self.seq,
+            "status": status,
+            "error": error,
+            # A stopped or interrupted stream never got the provider's usage: it keeps an estimate.
+            "usage": self.usage if self.usage or status in (Message.COMPLETE, Message.ERROR) else self._estimated(),
+            "finish_reason": self.finish_reason,
+            "trace_id": self.trace_id,
+            "ttft_ms": self._ms(self.first_token),
+            "total_ms": self._ms(time.monotonic()),
+            "heartbeat": timezone.now(),
+            "choices": self._choices(),
+            "tool_calls": [call for _, call in sorted(self.tool_calls.items())] or None,
+        }
+        replaces = self.replaces if status == Message.COMPLETE else None
+        await sync_to_async(_save_end)(self.message_id, fields, replaces)
+
+
+def _save_end(message_id: int, fields: dict, replaces: int | None) -> None:
+    """The final state of an answer and, for a completed retry, the end of the answer it replaces, at once."""
+    with transaction.atomic():
+        Message.objects.filter(pk=message_id).update(**fields)
+        if replaces and Message.objects.filter(pk=replaces).exclude(status=Message.STREAMING).exists():
+            # What followed the replaced answer now follows its replacement (the retry is its sibling).
+            Message.objects.filter(parent_id=replaces).update(parent_id=message_id)
+            Message.objects.filter(pk=replaces).delete()
+
+
+async def record_usage(generation: AnswerRows, status: str) -> None:
+    """Teams: a generation through a team connection is filed with the provider's usage (nothing otherwise)."""
+    if generation.limits is None or not generation.limits.connection_id:
+        return
+    try:
+        owner_id = (
+            await Conversation.objects.filter(pk=generation.conversation_id).values_list("owner_id", flat=True).afirst()
+        )
+        model = str(generation.body.get("model") or "")
+        await team_usage.arecord(
+            generation.limits.connection_id, owner_id, "chat", model=model, usage=generation.usage, status=status
+        )
+    except Exception:
+        log.exception("Could not record the usage of message %s", generation.message_id)
