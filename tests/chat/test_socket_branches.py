@@ -142,3 +142,38 @@ async def test_switch_over_the_socket_answers_the_thread(live_server, alice, mak
     assert reply["type"] == "sent" and reply["message_ids"] == [a.pk]
     assert "The Loire." in reply["thread"] and "The Seine." not in reply["thread"]
     assert not (await Message.objects.aget(pk=other.pk)).selected
+
+
+async def test_tool_results_over_the_socket_make_the_rows_and_body_of_the_post(
+    live_server, alice, async_client, make_conversation, bodies
+):
+    from tests.chat.test_tools_and_composer import WEATHER, called
+
+    def setup():
+        conversation = make_conversation("local/tools", params={"tools": WEATHER})
+        return conversation, called(conversation)
+
+    by_post, answer1 = await sync_to_async(setup)()
+    by_socket, answer2 = await sync_to_async(setup)()
+    await async_client.aforce_login(alice)
+    url = reverse("chat:tool_results", args=[by_post.pk, answer1.pk])
+    response = await async_client.post(url, {"result:call_a": "18 C"}, headers=HTMX)
+    assert response.status_code == 200
+    await finish_all(by_post.pk)
+    posted = list(bodies)
+
+    ws = await connect(by_socket.pk, alice)
+    await ws.send_json_to({"action": "tool_results", "id": "t0", "message_id": answer2.pk, "result:call_a": " "})
+    reply = await reply_to(ws, "t0")
+    assert reply["type"] == "invalid" and "call_a" in reply["errors"][0] and bodies == posted
+    await ws.send_json_to({"action": "tool_results", "id": "t1", "message_id": answer2.pk, "result:call_a": "18 C"})
+    reply = await reply_to(ws, "t1")
+    await ws.disconnect()
+    assert reply["type"] == "sent", reply
+    await finish_all(by_socket.pk)
+
+    assert bodies[len(posted) :] == posted and posted
+    assert await sync_to_async(shape)(by_socket.pk) == await sync_to_async(shape)(by_post.pk)
+    assert reply["html"].count("<article") == response.content.decode().count("<article") == 3
+    assert reply["message_ids"][0] == answer2.pk
+    assert await Message.objects.filter(conversation=by_socket, role="tool", content="18 C").aexists()
