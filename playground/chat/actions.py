@@ -179,3 +179,7 @@ async def retry(ctx: Context, frame: dict) -> None:
     turn, html = outcome
     await ctx.reply({"type": "sent", "message_id": turn.assistant.pk, "replaces": turn.replaces.pk, "html": html})
     await services.start_turn(turn)
+
+
+# The branch, compare and tool-results actions register themselves (kept apart to keep this module small).
+from playground.chat import socket_branches  # noqa: E402, F401

@@ -16,13 +16,19 @@
     document.dispatchEvent(new CustomEvent("chat:notice", { detail: { text: text } }));
   });
 
-  document.addEventListener("htmx:afterRequest", function (event) {
-    var form = branchForm(event);
-    if (!form || !event.detail.successful || form.id !== "compare-form") return;
+  function compared() {
     var input = document.getElementById("composer-input");
     if (input) input.value = "";
     var setup = document.getElementById("compare-setup");
     if (setup) setup.open = false;
+  }
+
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var form = branchForm(event);
+    if (form && event.detail.successful && form.id === "compare-form") compared();
+  });
+  document.addEventListener("chat:branch-sent", function (event) {
+    if (event.target.id === "compare-form") compared();
   });
 })();
 
@@ -38,6 +44,51 @@
   document.addEventListener("htmx:configRequest", function (event) {
     var elt = event.detail.elt;
     if (elt && elt.closest && elt.closest("form[data-branch-op]")) event.detail.headers["X-Chat-Tab"] = tab;
+  });
+
+  // A form marked data-socket-action (edit, regenerate, switch, delete, insert, compare, pick, tool results) goes
+  // over the chat's websocket when it is open: its fields as a frame (no CSRF token: the socket is authenticated
+  // and origin-checked); stream.js swaps in the `sent` reply as htmx would the POST's answer. Else the htmx POST
+  // (and without JavaScript, the plain POST).
+  function frameOf(form) {
+    var frame = { action: form.dataset.socketAction, tab: tab };
+    if (form.dataset.messageId) frame.message_id = form.dataset.messageId;
+    var data = new FormData(form);
+    var include = form.getAttribute("hx-include");
+    if (include) {
+      document.querySelectorAll(include).forEach(function (field) {
+        if (field.name) data.append(field.name, field.value);
+      });
+    }
+    data.forEach(function (value, key) {
+      if (typeof value !== "string" || key === "csrfmiddlewaretoken") return;
+      frame[key] = key in frame ? [].concat(frame[key], value) : value;
+    });
+    return frame;
+  }
+
+  function notice(text) {
+    document.dispatchEvent(new CustomEvent("chat:notice", { detail: { text: text } }));
+  }
+
+  function answered(form, reply) {
+    form.classList.remove("is-sending");
+    form.querySelectorAll("button[type=submit]").forEach(function (button) { button.disabled = false; });
+    if (reply.type === "sent") {
+      form.dispatchEvent(new CustomEvent("chat:branch-sent", { bubbles: true, detail: reply }));
+    } else if (reply.type === "invalid") notice((reply.errors || []).join(" "));
+    else if (reply.type === "lost") notice("The connection dropped while sending: check the thread before trying again.");
+    else notice(reply.error || "The request failed; try again.");
+  }
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var form = event.target;
+    var client = window.ChatClient;
+    if (!form.matches || !form.matches("form[data-socket-action]") || !client || !client.request) return;
+    if (!client.request(frameOf(form), function (reply) { answered(form, reply); })) return;
+    event.preventDefault();
+    form.classList.add("is-sending");
+    form.querySelectorAll("button[type=submit]").forEach(function (button) { button.disabled = true; });
   });
 
   var fetching = null;
@@ -87,6 +138,7 @@
     var form = template.content.firstElementChild.cloneNode(true);
     form.setAttribute("action", button.dataset.url);
     form.setAttribute("hx-post", button.dataset.url);
+    if (button.dataset.branchForm === "edit") form.dataset.messageId = button.closest("article").dataset.messageId;
     var after = form.querySelector('input[name="after"]');
     if (after) after.value = button.dataset.after || "";
     var text = form.querySelector("textarea");

@@ -353,7 +353,23 @@
   function answered(data) {
     var callback = actions[data.id];
     delete actions[data.id];
-    if (data.type === "sent") {
+    if (data.type === "sent" && typeof data.thread === "string") {
+      // A branch or compare action: the re-rendered thread, as its htmx POST swaps in. Its new answers started
+      // before this reply, so they subscribe (a snapshot, then the deltas) like the POST's.
+      inner.innerHTML = data.thread;
+      adopt();
+    } else if (data.type === "sent" && !data.message_id && data.message_ids) {
+      // Tool results: the answer again (its calls answered), its tool messages and the next answer.
+      var answer = articleFor(data.message_ids[0]);
+      var again = parse(data.html).querySelector('article[data-message-id="' + data.message_ids[0] + '"]');
+      if (answer && again) {
+        answer.replaceWith(again);
+        prepare(again);
+      }
+      insertArticles(data.html);
+      stick = true;
+      scrollToEnd();
+    } else if (data.type === "sent") {
       var state = track(String(data.message_id));
       state.ready = true;
       state.live = true;
@@ -398,7 +414,8 @@
     adopt: adopt,
     // A frame for the consumer (stop, subscribe); false when the socket is not open.
     send: sendJSON,
-    // An action over the websocket (send, retry), answered through the callback; false when the socket is not open.
+    // An action over the websocket (send, retry, the branch and tool forms), answered through the callback; false when
+    // the socket is not open.
     request: request,
     // Drops the websocket as a network failure would (it reconnects and resubscribes); for tests and demos.
     drop: function () { if (socket) socket.close(); },
