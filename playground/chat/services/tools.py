@@ -25,7 +25,10 @@ class ToolResultsError(ValueError):
 
 def pending_calls(conversation: Conversation) -> tuple[Message | None, list[dict]]:
     """The last answer and those of its tool calls no tool message answers yet ([] when nothing waits)."""
-    rows = conversation.messages.only("role", "status", "tool_calls", "tool_call_id", "parent", "selected")
+    # "conversation" too: the related manager reads it on every row (one query per message when deferred).
+    rows = conversation.messages.only(
+        "conversation", "role", "status", "tool_calls", "tool_call_id", "parent", "selected"
+    )
     path = branches.path_of(list(rows), annotated=False)  # the selected branch's thread
     index = next((i for i in range(len(path) - 1, -1, -1) if path[i].role in ("user", "assistant")), None)
     last = path[index] if index is not None else None

@@ -78,7 +78,7 @@ def prepare_turn(
     # (an edited question's parent, a regenerated answer's question).
     rows = list(
         conversation.messages.only(
-            "role", "content", "status", "tool_calls", "tool_call_id", "parent", "selected"
+            "conversation", "role", "content", "status", "tool_calls", "tool_call_id", "parent", "selected"
         ).prefetch_related("attachments")
     )
     if replace is not None:
