@@ -113,10 +113,11 @@ def _prepare_send(ctx: Context, fields: QueryDict, launch):
     )
     if conversation is None:
         return {"type": "refused", "error": "No such conversation."}
-    composer, problems, _ = views.validate_send(FormInput(ctx.user, fields), conversation)
+    rows = services.history_rows(conversation)  # one query for the waiting tool calls and the request
+    composer, problems, _ = views.validate_send(FormInput(ctx.user, fields), conversation, rows)
     if not composer.is_valid() or problems is not None:
         return {"type": "invalid", "errors": errors_of(composer, problems)}
-    turn = services.prepare_turn(conversation, composer.cleaned_data["content"], launch=launch)
+    turn = services.prepare_turn(conversation, composer.cleaned_data["content"], launch=launch, rows=rows)
     turn.assistant_html = services.render_message(turn.assistant)
     return turn, services.render_message(turn.user_message) + turn.assistant_html
 

@@ -46,9 +46,9 @@ def uploads_of(request, conversation, composer) -> list:
     return []
 
 
-def waiting_tools(conversation) -> str | None:
+def waiting_tools(conversation, rows=None) -> str | None:
     """Why a typed message cannot go yet: the last answer's tool calls wait for their results."""
-    _, calls = services.pending_calls(conversation)
+    _, calls = services.pending_calls(conversation, rows)
     if not calls:
         return None
     names = ", ".join(f"{call['function']['name']} ({call['id']})" for call in calls)

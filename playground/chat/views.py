@@ -180,10 +180,11 @@ async def _live_problem() -> str | None:
     return None
 
 
-def validate_send(request, conversation) -> tuple[ComposerForm, PanelProblems | None, list]:
+def validate_send(request, conversation, rows=None) -> tuple[ComposerForm, PanelProblems | None, list]:
     """The composer, the panel fields posted along and the attachments of a send (the form POST and the
     websocket's send frame alike): (composer, invalid panel or None, uploads). Valid when the composer is and
-    the panel is None."""
+    the panel is None. `rows`: the conversation's services.history_rows, when the caller reads them for the
+    turn too (one query for both)."""
     composer = ComposerForm(request.POST)
     invalid_params = apply_panel(request, conversation)
     if invalid_params is not None and not invalid_params.blocking:
@@ -195,7 +196,7 @@ def validate_send(request, conversation) -> tuple[ComposerForm, PanelProblems | 
         composer.add_error(None, NO_CONNECTION)
     elif problem := team_usage.refusal(services.connection_for(conversation), request.user, "chat"):
         composer.add_error(None, problem)
-    if waiting := waiting_tools(conversation):
+    if waiting := waiting_tools(conversation, rows):
         composer.add_error(None, waiting)
     composer.is_valid()
     return composer, invalid_params, uploads
@@ -204,10 +205,13 @@ def validate_send(request, conversation) -> tuple[ComposerForm, PanelProblems | 
 def _prepare_send(request, pk, launch) -> tuple[Turn, str] | HttpResponse:
     """Everything synchronous of a send in one thread hop; the upstream call starts once the body is built."""
     conversation = get_object_or_404(Conversation.objects.for_user(request.user).select_related("connection"), pk=pk)
-    composer, invalid_params, uploads = validate_send(request, conversation)
+    rows = services.history_rows(conversation)
+    composer, invalid_params, uploads = validate_send(request, conversation, rows)
     if not composer.is_valid() or invalid_params is not None:
         return _invalid(request, conversation, composer, invalid_params)
-    turn = services.prepare_turn(conversation, composer.cleaned_data["content"], attachments=uploads, launch=launch)
+    turn = services.prepare_turn(
+        conversation, composer.cleaned_data["content"], attachments=uploads, launch=launch, rows=rows
+    )
     turn.assistant_html = services.render_message(turn.assistant)
     html = services.render_message(turn.user_message) + turn.assistant_html if request.htmx else ""
     return turn, html

@@ -23,12 +23,14 @@ class ToolResultsError(ValueError):
     """The results cannot continue the turn; the message names the call and what is wrong."""
 
 
-def pending_calls(conversation: Conversation) -> tuple[Message | None, list[dict]]:
-    """The last answer and those of its tool calls no tool message answers yet ([] when nothing waits)."""
-    # "conversation" too: the related manager reads it on every row (one query per message when deferred).
-    rows = conversation.messages.only(
-        "conversation", "role", "status", "tool_calls", "tool_call_id", "parent", "selected"
-    )
+def pending_calls(conversation: Conversation, rows: list[Message] | None = None) -> tuple[Message | None, list[dict]]:
+    """The last answer and those of its tool calls no tool message answers yet ([] when nothing waits).
+    `rows`: the conversation's messages when the caller has them (history_rows), else they are read."""
+    if rows is None:
+        # "conversation" too: the related manager reads it on every row (one query per message when deferred).
+        rows = conversation.messages.only(
+            "conversation", "role", "status", "tool_calls", "tool_call_id", "parent", "selected"
+        )
     path = branches.path_of(list(rows), annotated=False)  # the selected branch's thread
     index = next((i for i in range(len(path) - 1, -1, -1) if path[i].role in ("user", "assistant")), None)
     last = path[index] if index is not None else None

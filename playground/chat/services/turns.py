@@ -51,6 +51,17 @@ def launcher(loop: asyncio.AbstractEventLoop, headers: dict | None = None):
     return launch
 
 
+def history_rows(conversation: Conversation) -> list[Message]:
+    """The conversation's messages as a request (and the waiting tool calls) need them, in one query and the
+    prefetch of their attachments ("conversation" too: the related manager reads it on every row, one query per
+    message when it is deferred)."""
+    return list(
+        conversation.messages.only(
+            "conversation", "role", "content", "status", "tool_calls", "tool_call_id", "parent", "selected"
+        ).prefetch_related("attachments")
+    )
+
+
 def prepare_turn(
     conversation: Conversation,
     content: str | None,
@@ -61,6 +72,7 @@ def prepare_turn(
     tool_results: list[tuple[str, str]] = (),
     parent=END,
     kept: list[Attachment] = (),
+    rows: list[Message] | None = None,
 ) -> Turn:
     """Save the user message (when given) and the assistant placeholder, and build the request (sync code).
 
@@ -70,17 +82,15 @@ def prepare_turn(
     `launch` (see launcher) the upstream call starts as soon as the body is built, so the writes and the rendering
     of the placeholder overlap with the upstream's time to first token; what arrives meanwhile waits in memory
     until the generation knows its message. `tool_results` ((call id, text) pairs) are saved as tool messages
-    before the placeholder: the turn continues after the answer that called the tools.
+    before the placeholder: the turn continues after the answer that called the tools. `rows` are the
+    conversation's history_rows when the caller has just read them (the send's validation does).
     """
     connection = connection_for(conversation)
     model = selected_model(conversation)
     # The request carries the path to where the new message goes: the end of the selected path, or `parent`
     # (an edited question's parent, a regenerated answer's question).
-    rows = list(
-        conversation.messages.only(
-            "conversation", "role", "content", "status", "tool_calls", "tool_call_id", "parent", "selected"
-        ).prefetch_related("attachments")
-    )
+    if rows is None:
+        rows = history_rows(conversation)
     if replace is not None:
         parent = replace.parent_id
     elif parent is END:
