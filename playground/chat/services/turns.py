@@ -8,6 +8,7 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.core.files.base import ContentFile
 from django.db import transaction
+from django.db.models import prefetch_related_objects
 from django.utils import timezone
 
 from playground.chat import branches
@@ -52,13 +53,13 @@ def launcher(loop: asyncio.AbstractEventLoop, headers: dict | None = None):
 
 
 def history_rows(conversation: Conversation) -> list[Message]:
-    """The conversation's messages as a request (and the waiting tool calls) need them, in one query and the
-    prefetch of their attachments ("conversation" too: the related manager reads it on every row, one query per
-    message when it is deferred)."""
+    """The conversation's messages as a request (and the waiting tool calls) need them, in one query
+    ("conversation" too: the related manager reads it on every row, one query per message when it is deferred).
+    prepare_turn fetches the attachments of the user messages of the path it sends, in one more query."""
     return list(
         conversation.messages.only(
             "conversation", "role", "content", "status", "tool_calls", "tool_call_id", "parent", "selected"
-        ).prefetch_related("attachments")
+        )
     )
 
 
@@ -97,6 +98,8 @@ def prepare_turn(
         path = branches.path_of(rows, annotated=False)
         parent = path[-1].pk if path else None
     history = [m for m in branches.ancestors(rows, parent) if m.status != Message.STREAMING]
+    # Only the questions of the path carry attachments (other branches and the answers need no prefetch).
+    prefetch_related_objects([m for m in history if m.role == "user"], "attachments")
     results = [
         Message(conversation=conversation, role="tool", tool_call_id=call_id, content=text)
         for call_id, text in tool_results
