@@ -72,7 +72,10 @@ def test_add_refresh_and_chat_with_an_openai_style_provider(alice, alice_page, l
     expect(page.get_by_role("textbox", name="Message")).to_be_visible()
     page.get_by_label("Connection", exact=True).select_option(label="Fake OpenAI")
     expect(page.get_by_label("Model", exact=True).locator(f'option[value="{fake.TOOLS_MODEL}"]')).to_have_count(1)
+    page.wait_for_load_state("networkidle")  # the picker's swap for the connection is in before a model is chosen
     page.get_by_label("Model", exact=True).select_option(label=fake.CHAT_MODEL)
+    page.wait_for_load_state("networkidle")
+    expect(page.get_by_label("Model", exact=True)).to_have_value(fake.CHAT_MODEL)
     box = page.get_by_role("textbox", name="Message")
     box.fill("tell me about rivers")
     box.press("Enter")

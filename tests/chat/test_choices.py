@@ -11,7 +11,10 @@ from playground.chat.choices import choice_count, other_choices
 from playground.chat.models import Message
 from tests.chat.conftest import connect, receive_until_final
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.needs_local_api,
+]  # conversations on the Local connection
 
 
 @pytest.mark.needs_local_api

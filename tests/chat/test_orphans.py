@@ -14,7 +14,10 @@ from playground.chat.services.usage import estimated_usage
 from playground.lib import detached
 from tests.chat.conftest import connect
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.needs_local_api,
+]  # conversations on the Local connection
 
 
 def streaming(conversation, age: float, **fields) -> Message:

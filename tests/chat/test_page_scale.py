@@ -1,10 +1,13 @@
 """A long conversation opens with the same queries as a short one (no query per message)."""
 
+import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from playground.chat.models import Message
+
+pytestmark = pytest.mark.needs_local_api  # conversations on the Local connection
 
 
 def add_messages(conversation, count: int) -> None:

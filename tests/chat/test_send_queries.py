@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from playground.chat import actions
 from playground.chat.models import Message
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]  # conversations on the Local connection
 
 
 class Launched(Exception):

@@ -38,6 +38,7 @@ def test_exports_carry_the_selected_path(branched):
     assert "the Moon" in markdown and "the Earth" not in markdown and "HIDDEN" not in markdown
 
 
+@pytest.mark.needs_local_api  # the fork lands on the viewer's Local connection
 def test_a_fork_is_the_selected_path_as_a_linear_thread(client, bob, make_share, branched):
     share = make_share(branched)
     client.force_login(bob)
