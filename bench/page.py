@@ -22,6 +22,7 @@ from django.test import Client
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.contrib.auth import get_user_model
+from playground.chat import branches
 from playground.chat.models import Conversation, Message
 user = get_user_model().objects.get(username="bench")
 counts = {}
@@ -37,11 +38,16 @@ for pk, n in zip(IDS, SIZES):
         )
         for i in range(n)
     )
+    # bulk_create skips Message.save(), which would chain each message to the one before.
+    rows = list(conversation.messages.all())
+    Message.objects.bulk_update(branches.link_linear(rows), ["parent", "selected"])
     client = Client(HTTP_HOST="127.0.0.1")
     client.force_login(user)
     client.get(f"/c/{pk}/")
     with CaptureQueriesContext(connection) as queries:
-        assert client.get(f"/c/{pk}/").status_code == 200
+        response = client.get(f"/c/{pk}/")
+    assert response.status_code == 200
+    assert response.content.decode().count('<article class="message') == n
     counts[n] = len(queries)
 print("QUERIES", counts)
 """

@@ -5,6 +5,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from playground.chat import branches
 from playground.chat.models import Message
 
 pytestmark = pytest.mark.needs_local_api  # conversations on the Local connection
@@ -21,6 +22,9 @@ def add_messages(conversation, count: int) -> None:
         )
         for i in range(count)
     )
+    # bulk_create skips Message.save(), which would chain each message to the one before.
+    rows = list(conversation.messages.all())
+    Message.objects.bulk_update(branches.link_linear(rows), ["parent", "selected"])
 
 
 def queries_of_page(client, conversation) -> int:
@@ -29,6 +33,7 @@ def queries_of_page(client, conversation) -> int:
     with CaptureQueriesContext(connection) as queries:
         response = client.get(url)
     assert response.status_code == 200
+    assert response.content.decode().count('<article class="message') == conversation.messages.count()
     return len(queries)
 
 
