@@ -1,35 +1,102 @@
-"""Rendered markdown of finished messages, remembered per process (a long conversation opens without rendering
-its answers again). Keyed by the text itself, so an edited or regenerated message is simply a new entry; bounded
-by the characters it holds (least recently used out first)."""
+"""Rendered HTML of finished messages, remembered per process, so a long conversation opens without rendering
+its messages again: the markdown of a text, and the whole article (chat/_message.html) of a message.
 
+Both are bounded by the characters they hold (least recently used out first). Markdown is keyed by the text
+itself. An article is keyed by a digest of everything the template reads (every column of the row, its
+attachments, its place among its siblings, the language and the URL prefix), so an edited, switched or failed
+message is simply a new entry; streaming messages and answers with tool calls (whose cards depend on the
+messages after them) are rendered each time.
+"""
+
+import hashlib
+import secrets
 from collections import OrderedDict
 from threading import Lock
 
+from django.template.defaulttags import CsrfTokenNode
+from django.template.loader import get_template
+from django.urls import get_script_prefix
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import get_language
+
+from playground.chat.models import Attachment, Message
 from playground.chat.rendering import render_markdown
 
-BUDGET = 8_000_000  # characters of source and HTML held, all entries together
 LARGEST = 200_000  # longer texts are rendered each time (they would crowd out everything else)
 
-_entries: OrderedDict[str, str] = OrderedDict()
-_size = 0
-_lock = Lock()
+
+class _Lru:
+    def __init__(self, budget: int):
+        self.budget = budget  # characters of keys and HTML held, all entries together
+        self._entries: OrderedDict[str | bytes, str] = OrderedDict()
+        self._size = 0
+        self._lock = Lock()
+
+    def get(self, key):
+        with self._lock:
+            html = self._entries.get(key)
+            if html is not None:
+                self._entries.move_to_end(key)
+            return html
+
+    def put(self, key, html: str) -> None:
+        with self._lock:
+            if key in self._entries:
+                return
+            self._entries[key] = html
+            self._size += len(key) + len(html)
+            while self._size > self.budget and self._entries:
+                old, old_html = self._entries.popitem(last=False)
+                self._size -= len(old) + len(old_html)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._size = 0
+
+
+_markdown = _Lru(8_000_000)
+_articles = _Lru(16_000_000)
 
 
 def rendered(text: str) -> str:
-    global _size
     if not text or len(text) > LARGEST:
         return render_markdown(text)
-    with _lock:
-        html = _entries.get(text)
-        if html is not None:
-            _entries.move_to_end(text)
-            return html
-    html = render_markdown(text)
-    with _lock:
-        if text not in _entries:
-            _entries[text] = html
-            _size += len(text) + len(html)
-            while _size > BUDGET and _entries:
-                old, old_html = _entries.popitem(last=False)
-                _size -= len(old) + len(old_html)
+    html = _markdown.get(text)
+    if html is None:
+        html = render_markdown(text)
+        _markdown.put(text, html)
     return html
+
+
+# Articles are rendered with this in place of the request's CSRF token, which is put in on the way out.
+_CSRF = "csrf" + secrets.token_hex(16)
+_CSRF_INPUT = f'<input type="hidden" name="csrfmiddlewaretoken" value="{_CSRF}">'
+_FIELDS = [field.attname for field in Message._meta.concrete_fields]
+_ATTACHMENT_FIELDS = [field.attname for field in Attachment._meta.concrete_fields]
+_PLACE = ("sibling_ids", "sibling_index", "sibling_count", "prev_sibling", "next_sibling")
+
+
+def article_key(message: Message) -> bytes | None:
+    """What the article of `message` is remembered by, or None when it must be rendered each time."""
+    if not message.pk or message.status == Message.STREAMING or message.tool_calls:
+        return None
+    values = [getattr(message, name) for name in _FIELDS]
+    values += [getattr(message, name, None) for name in _PLACE]
+    if message.role == "user":
+        values += [[getattr(item, name) for name in _ATTACHMENT_FIELDS] for item in message.attachments.all()]
+    values += [get_language(), get_script_prefix()]
+    return hashlib.blake2b(repr(values).encode(), digest_size=16).digest()
+
+
+def article(message: Message, csrf_token=None) -> SafeString:
+    """chat/_message.html for `message`, from memory when it is finished (the same HTML as rendering it)."""
+    key = article_key(message)
+    html = _articles.get(key) if key is not None else None
+    if html is None:
+        html = get_template("chat/_message.html").render({"message": message, "csrf_token": _CSRF})
+        if key is not None and len(html) <= LARGEST:
+            _articles.put(key, html)
+    # What {% csrf_token %} gives for this request's token (nothing without one).
+    html = html.replace(_CSRF_INPUT, CsrfTokenNode().render({"csrf_token": csrf_token}))
+    return mark_safe(html)  # noqa: S308 - the template's own output, autoescaped when it was rendered
