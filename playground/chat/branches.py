@@ -84,9 +84,15 @@ class _Row:
 
 
 def thread(conversation, queryset=None) -> list[Message]:
-    """The conversation's selected path, annotated, with attachments (two queries)."""
+    """The conversation's selected path, annotated, with attachments (two queries). Each answer with tool calls
+    gets `path_after`, the messages after it on the path (where its tool cards find their results)."""
     rows = queryset if queryset is not None else conversation.messages.prefetch_related("attachments")
-    return path_of(list(rows))
+    path = path_of(list(rows))
+    if queryset is None:
+        for index, message in enumerate(path):
+            if message.tool_calls:
+                message.path_after = path[index + 1 :]
+    return path
 
 
 def link_linear(messages: list) -> list:

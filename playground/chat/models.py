@@ -198,18 +198,21 @@ class Message(models.Model):
         calls = [c for c in self.tool_calls or [] if isinstance(c, dict)]
         if not calls:
             return {"cards": [], "waiting": False}
-        from playground.chat.branches import path_of
+        # What follows the answer on the selected path (another branch's messages are not its results): given by
+        # branches.thread() to the answers of the path it read, else read here.
+        after = getattr(self, "path_after", None)
+        if after is None:
+            from playground.chat.branches import path_of
 
-        # What follows the answer on the selected path (another branch's messages are not its results).
-        rows = list(
-            Message.objects.filter(conversation_id=self.conversation_id).only(
-                "parent", "selected", "role", "tool_call_id", "content"
+            rows = list(
+                Message.objects.filter(conversation_id=self.conversation_id).only(
+                    "parent", "selected", "role", "tool_call_id", "content"
+                )
             )
-        )
-        path = [m.pk for m in path_of(rows, annotated=False)]
-        by_id = {m.pk: m for m in rows}
-        after = path[path.index(self.pk) + 1 :] if self.pk in path else []
-        later = [(by_id[pk].role, by_id[pk].tool_call_id, by_id[pk].content) for pk in after]
+            path = [m.pk for m in path_of(rows, annotated=False)]
+            by_id = {m.pk: m for m in rows}
+            after = [by_id[pk] for pk in path[path.index(self.pk) + 1 :]] if self.pk in path else []
+        later = [(m.role, m.tool_call_id, m.content) for m in after]
         results = {call_id: content for role, call_id, content in later if role == "tool"}
         moved_on = any(role != "tool" for role, _, _ in later)
         typed = getattr(self, "tool_values", {})

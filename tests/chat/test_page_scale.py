@@ -42,3 +42,12 @@ def test_a_conversation_of_500_messages_opens_with_as_many_queries_as_one_of_10(
     add_messages(short, 10)
     add_messages(long, 500)
     assert queries_of_page(alice_client, long) == queries_of_page(alice_client, short)
+
+
+def test_answers_with_tool_calls_cost_no_query_each(alice_client, make_conversation):
+    short, long = make_conversation(), make_conversation()
+    add_messages(short, 10)
+    add_messages(long, 500)
+    call = {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
+    Message.objects.filter(role="assistant").update(tool_calls=[call])
+    assert queries_of_page(alice_client, long) == queries_of_page(alice_client, short)
