@@ -161,11 +161,12 @@ def ws_connect(server: Server, pk: int):
     )
 
 
-async def direct_stream(http: httpx.AsyncClient, content: str) -> tuple[float, int]:
-    """(seconds to the first content chunk, chunks) of one direct stream."""
+async def direct_stream(http: httpx.AsyncClient, content: str, history: list | None = None) -> tuple[float, int]:
+    """(seconds to the first content chunk, chunks) of one direct stream (after `history`, when given)."""
     start = time.perf_counter()
     first, chunks = None, 0
-    body = {"model": "local/chat", "messages": [{"role": "user", "content": content}], "stream": True}
+    messages = [*(history or []), {"role": "user", "content": content}]
+    body = {"model": "local/chat", "messages": messages, "stream": True}
     async with http.stream(
         "POST", "/local/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {KEY}"}
     ) as response:
@@ -180,44 +181,75 @@ async def direct_stream(http: httpx.AsyncClient, content: str) -> tuple[float, i
     return first, chunks
 
 
-async def ttft(server: Server, runs: int, via: str = "post") -> dict:
+async def turn(ws, content: str) -> dict:
+    """Send over the socket and follow the turn to its end: times from the send, and the answer's text."""
+    wall, start = time.time(), time.perf_counter()
+    await send_frame(ws, content)
+    first = posted = stamp = None
+    text = []
+    while True:
+        event = json.loads(await ws.recv())
+        if event["type"] == "sent":
+            posted = time.perf_counter() - start
+        if event["type"] == "delta":
+            text.append(event.get("text") or "")
+            if first is None:
+                first, received = time.perf_counter() - start, time.time()
+                stamp = event.get("t")
+        if event["type"] in ("done", "error"):
+            break
+    timing = {"first": first, "posted": posted, "text": "".join(text)}
+    if stamp is not None:
+        timing["hop"], timing["to_generator"] = received - stamp, stamp - wall
+    return timing
+
+
+async def ttft(server: Server, runs: int, via: str = "post", upstream_ttft: float = 0) -> dict:
+    """Each run is the second turn of a conversation of its own: the upstream gets the same body from the
+    playground as from the direct client (the first question, its answer, the question again). Between the two
+    the client sends the `warm` frame a tab sends when someone types, and waits 200 ms (the typing): see
+    chat/warm.py. With `--send post` the first turn is sent over the socket, the measured one by the form."""
     prompt = "write 20 words about rivers"
+    if upstream_ttft:  # the local API's stall directive: its first token comes that much later, for both
+        prompt += f" [fault:stall-{upstream_ttft / 1000:g}]"
     relayed, direct, hop, to_generator, post = [], [], [], [], []
-    pk = server.conversations[0]
     async with (
         httpx.AsyncClient(base_url=server.url, timeout=60) as http,
         httpx.AsyncClient(base_url=server.upstream_url, timeout=60) as upstream,
-        ws_connect(server, pk) as ws,
     ):
         for _ in range(5):  # warm-up: imports, connection pools, first queries
             await direct_stream(upstream, prompt)
         for i in range(runs + 3):
-            wall, start = time.time(), time.perf_counter()
-            if via == "post":
-                sent = asyncio.create_task(send(http, server, pk, prompt))
-            else:
-                await send_frame(ws, prompt)
-            first = posted = None
-            while True:
-                event = json.loads(await ws.recv())
-                if event["type"] == "sent":
-                    posted = time.perf_counter() - start
-                if event["type"] == "delta" and first is None:
-                    first, received = time.perf_counter() - start, time.time()
-                    stamp = event.get("t")
-                if event["type"] in ("done", "error"):
-                    break
-            if via == "post":
-                await sent
-                posted = sent.result()
-            d, _ = await direct_stream(upstream, prompt)
+            pk = server.conversations[i]
+            async with ws_connect(server, pk) as ws:
+                answer = (await turn(ws, prompt))["text"]
+                await ws.send(json.dumps({"type": "warm"}))  # what the tab sends as the person types
+                await asyncio.sleep(0.2)
+                if via == "post":
+                    wall, start = time.time(), time.perf_counter()
+                    sent = asyncio.create_task(send(http, server, pk, prompt))
+                    first = stamp = None
+                    while True:
+                        event = json.loads(await ws.recv())
+                        if event["type"] == "delta" and first is None:
+                            first, received = time.perf_counter() - start, time.time()
+                            stamp = event.get("t")
+                        if event["type"] in ("done", "error"):
+                            break
+                    timing = {"first": first, "posted": await sent}
+                    if stamp is not None:
+                        timing["hop"], timing["to_generator"] = received - stamp, stamp - wall
+                else:
+                    timing = await turn(ws, prompt)
+            history = [{"role": "user", "content": prompt}, {"role": "assistant", "content": answer}]
+            d, _ = await direct_stream(upstream, prompt, history)
             if i >= 3:
-                relayed.append(first * 1000)
+                relayed.append(timing["first"] * 1000)
                 direct.append(d * 1000)
-                post.append(posted * 1000)
-                if stamp is not None:
-                    hop.append((received - stamp) * 1000)
-                    to_generator.append((stamp - wall) * 1000)
+                post.append(timing["posted"] * 1000)
+                if "hop" in timing:
+                    hop.append(timing["hop"] * 1000)
+                    to_generator.append(timing["to_generator"] * 1000)
     return {"relayed": relayed, "direct": direct, "hop": hop, "to_generator": to_generator, "post": post}
 
 
@@ -337,14 +369,21 @@ def main():
         "--send", choices=("post", "ws"), default="post", help="the form POST, or the send frame on the websocket"
     )
     parser.add_argument(
+        "--upstream-ttft",
+        type=float,
+        default=0,
+        metavar="MS",
+        help="the upstream's own time to first token (the local API's stall directive), for both clients",
+    )
+    parser.add_argument(
         "--py-spy", metavar="PREFIX", help="profile the playground: PREFIX-ttft.txt, PREFIX-streams.txt"
     )
     args = parser.parse_args()
-    server = Server(count=args.streams + 1)
+    server = Server(count=max(args.streams, args.runs + 3) + 1)
     try:
         pid = server.process.pid
         with Profile(args.py_spy and f"{args.py_spy}-ttft.txt", pid):
-            t = asyncio.run(ttft(server, args.runs, args.send)) if args.runs else None
+            t = asyncio.run(ttft(server, args.runs, args.send, args.upstream_ttft)) if args.runs else None
         with Profile(args.py_spy and f"{args.py_spy}-streams.txt", pid):
             c = asyncio.run(concurrency(server, args.streams, args.send)) if args.streams else None
     finally:
@@ -352,7 +391,7 @@ def main():
     how = "send POST" if args.send == "post" else "send frame"
     print(
         f"\n### Chat relay ({args.runs} runs, {args.streams} concurrent streams, LOCAL_API_TOKEN_RATE=0, "
-        f"sent by {how})\n"
+        f"upstream first token +{args.upstream_ttft:g} ms, sent by {how})\n"
     )
     print("| measure | through the playground | direct httpx | added |")
     print("|---|---|---|---|")

@@ -126,6 +126,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 20,
         "transaction_mode": "IMMEDIATE",
     }
+    # Kept open. Closing one after each websocket frame's database work (they share one thread) costs that frame
+    # a new connection with the pragmas above next time (and the last one to close checkpoints the WAL):
+    # 6 ms of time to first token in bench/relay.py (docs/performance.md). Threads of HTTP requests end with their
+    # request, and their connection with them.
+    DATABASES["default"]["CONN_MAX_AGE"] = None
 # PostgreSQL connections per server process: every request in flight and every background thread holds one,
 # so a burst of requests waits for a free one (up to 30 s) instead of exceeding the server's max_connections.
 # 0 turns the pool off (one connection per thread, closed after each request). See docs/operations.md.

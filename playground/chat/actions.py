@@ -2,19 +2,22 @@
 
 Each action is a plain coroutine registered under its name (`@action("send")`); the consumer only decodes the
 frame and hands it here with the socket's user and conversation. An action answers the tab with frames carrying
-the frame's `id`: `sent` (it started: the articles to show), `invalid` (nothing was done: `errors`, each naming
-the field and the limit), `failed` (nothing was done: the database or the live channel is down) or `refused`
-(not this user's, or not possible). The form fields are validated exactly as the form POST does (views.py).
+the frame's `id`: `sent` (it started: the articles to show; a send's `early` says whether its upstream call
+started before its checks), `invalid` (nothing was done: `errors`, each naming the field and the limit), `failed`
+(nothing was done: the database or the live channel is down) or `refused` (not this user's, or not possible). The
+form fields are validated exactly as the form POST does (views.py).
 
 A send over the socket skips what the form POST pays for before the upstream call (the middleware stack, the
 thread hop of the sync middleware, the multipart parsing, the session and user queries): the upstream request
-starts as soon as the body is built, in the one thread hop that then writes the rows.
+starts as soon as the body is built, in the one thread hop that then writes the rows; or, after the tab's warm
+frame, before that thread hop (warm.py).
 """
 
 import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from channels.db import database_sync_to_async
 from django.db import DatabaseError
@@ -23,6 +26,9 @@ from django.utils.datastructures import MultiValueDict
 
 from playground.chat import services, views
 from playground.chat.models import Conversation, Message
+
+if TYPE_CHECKING:
+    from playground.chat.warm import WarmSend
 
 ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 PROTOCOL_KEYS = ("type", "action", "id")
@@ -36,6 +42,7 @@ class Context:
     user: object
     conversation_id: int
     reply: Reply  # sends a frame to the tab (the action's id is added)
+    warm: "WarmSend | None" = None  # the socket's, for a send started early (warm.py)
 
 
 ACTIONS: dict[str, Callable[[Context, dict], Awaitable[None]]] = {}
@@ -55,7 +62,7 @@ def name_of(frame: dict) -> str | None:
     return name if isinstance(name, str) and name in ACTIONS else None
 
 
-async def run(user, conversation_id: int, frame: dict, send: Reply) -> None:
+async def run(user, conversation_id: int, frame: dict, send: Reply, warm: "WarmSend | None" = None) -> None:
     name = name_of(frame)
     client_id = frame.get("id")
     if name is None:
@@ -68,7 +75,7 @@ async def run(user, conversation_id: int, frame: dict, send: Reply) -> None:
         await send({**message, "id": client_id})
 
     try:
-        await ACTIONS[name](Context(user, conversation_id, reply), frame)
+        await ACTIONS[name](Context(user, conversation_id, reply, warm), frame)
     except DatabaseError:
         await reply({"type": "failed", "error": views.UNAVAILABLE["database_unavailable"]})
 
@@ -134,13 +141,24 @@ async def send(ctx: Context, frame: dict) -> None:
         await ctx.reply({"type": "failed", "error": views.UNAVAILABLE[problem]})
         return
     launch = services.launcher(asyncio.get_running_loop())
-    outcome = await database_sync_to_async(_prepare_send)(ctx, fields, launch)
+    early = await ctx.warm.start(fields, launch) if ctx.warm is not None else None
+    try:
+        outcome = await database_sync_to_async(_prepare_send)(ctx, fields, early.adopting(launch) if early else launch)
+    finally:
+        if early is not None:
+            early.drop()  # unless the checks adopted it
     if isinstance(outcome, dict):
         await ctx.reply(outcome)
         return
     turn, html = outcome
     await ctx.reply(
-        {"type": "sent", "message_id": turn.assistant.pk, "conversation": ctx.conversation_id, "html": html}
+        {
+            "type": "sent",
+            "message_id": turn.assistant.pk,
+            "conversation": ctx.conversation_id,
+            "html": html,
+            "early": early is not None and early.adopted,
+        }
     )
     await services.start_turn(turn)
 

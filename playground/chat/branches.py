@@ -109,13 +109,18 @@ def link_linear(messages: list) -> list:
     return changed
 
 
-def add(conversation, parent_id: int | None, *, selected: bool = True, **fields) -> Message:
-    """A new message under `parent_id` (None: a new first message). When selected, its siblings are not."""
+def add(conversation, parent_id: int | None, *, selected: bool = True, known: list | None = None, **fields) -> Message:
+    """A new message under `parent_id` (None: a new first message). When selected, its siblings are not.
+
+    `known`: the parent's children as the caller has just read them. Then the siblings are updated only when one
+    of them is selected, and the message learns its place among them (rendering it needs no query)."""
     message = Message(conversation=conversation, parent_id=parent_id, selected=selected, **fields)
     message.explicit_parent = True
-    if selected:
+    if selected and (known is None or any(m.selected for m in known)):
         siblings(conversation, parent_id).update(selected=False)
     message.save()
+    if known is not None:
+        annotate(message, [*known, message])
     return message
 
 

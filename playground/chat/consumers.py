@@ -14,10 +14,12 @@ from playground.chat.models import Conversation, Message
 from playground.chat.replay import Replay
 from playground.chat.services import fanout
 from playground.chat.services.fanout import LocalFollower
+from playground.chat.warm import WarmSend
 
 
 class ChatConsumer(LocalFollower, Replay, AsyncJsonWebsocketConsumer):
     group = None
+    warm = None  # what a send may start early from (warm.py): read while someone types, dropped by any event
     follows_unknown = False  # deltas count once the turn's start was heard here, or once subscribed
 
     async def connect(self):
@@ -34,12 +36,15 @@ class ChatConsumer(LocalFollower, Replay, AsyncJsonWebsocketConsumer):
             return
         self.group = services.conversation_group(self.conversation_id)
         # Join the group before accepting: once the client sees the socket open, no delta can pass it by.
+        self.warm = WarmSend(user, self.conversation_id)
         fanout.follow(self.group, self)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
 
     async def disconnect(self, code):
         self.stop_replay()
+        if self.warm is not None:
+            self.warm.close()
         if self.group:
             self.stop_following(self.group)
             await self.channel_layer.group_discard(self.group, self.channel_name)
@@ -57,7 +62,12 @@ class ChatConsumer(LocalFollower, Replay, AsyncJsonWebsocketConsumer):
         if not self.group:
             return
         if actions.name_of(content):
-            await actions.run(self.scope["user"], self.conversation_id, content, self.send_json)
+            await actions.run(self.scope["user"], self.conversation_id, content, self.send_json, self.warm)
+            return
+        if content.get("type") == "warm":  # someone types: a send may come (warm.py)
+            fields = actions.form_fields(content)
+            if fields is not None:
+                self.warm.refresh(fields)
             return
         try:
             message_id = int(content.get("message_id"))
@@ -87,10 +97,12 @@ class ChatConsumer(LocalFollower, Replay, AsyncJsonWebsocketConsumer):
         # This socket follows the turn from its first delta; a turn that started before it connected is followed
         # once subscribed (snapshot first), so a tab never gets the middle of an answer without its beginning.
         self.last_seq.setdefault(event["message_id"], 0)
+        self.warm.drop()
         await self.send_json({**event, "type": "start"})
 
     async def chat_thread(self, event):
         # The thread changed shape (a branch switched, a message inserted...): the tab fetches its path again.
+        self.warm.drop()
         await self.send_json({"type": "thread", "origin": event.get("origin", "")})
 
     async def chat_done(self, event):
@@ -101,6 +113,7 @@ class ChatConsumer(LocalFollower, Replay, AsyncJsonWebsocketConsumer):
 
     async def _final(self, event, kind: str) -> None:
         self.end_replay(event["message_id"])
+        self.warm.drop()
         await self.send_json({**event, "type": kind})
 
     async def send_stored(self, message: Message) -> None:

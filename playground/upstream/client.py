@@ -242,14 +242,16 @@ class ChatStream:
 
 
 @asynccontextmanager
-async def chat_stream(endpoint: Endpoint, body: dict, headers: dict | None = None):
-    """Stream a chat completion. Leaving the block (or cancelling the task) closes the upstream connection."""
+async def chat_stream(endpoint: Endpoint, body: dict, headers: dict | None = None, *, sent=None):
+    """Stream a chat completion. Leaving the block (or cancelling the task) closes the upstream connection.
+    `sent`: called once the request is written (the provider has it; its answer is not there yet)."""
     await _check(endpoint)
     url = endpoint.url("chat/completions")
     headers = {**endpoint.auth_headers(), **(headers or {}), **SSE_HEADERS}
+    extensions = {"trace": _on_sent(sent)} if sent is not None else None
     try:
         async with get_client(endpoint.trusted).stream(
-            "POST", url, content=sse.dumps({**body, "stream": True}), headers=headers
+            "POST", url, content=sse.dumps({**body, "stream": True}), headers=headers, extensions=extensions
         ) as response:
             if 300 <= response.status_code < 400:
                 raise _redirect_error(response)
@@ -265,6 +267,15 @@ async def chat_stream(endpoint: Endpoint, body: dict, headers: dict | None = Non
             yield ChatStream(response)
     except httpx.HTTPError as exc:
         raise _transport_error(exc, url) from None
+
+
+def _on_sent(callback):
+    # httpcore reports the steps of a request to a "trace" extension; HTTP/1.1 and HTTP/2 name them alike.
+    async def trace(event: str, info: dict) -> None:
+        if event.endswith("send_request_body.complete"):
+            callback()
+
+    return trace
 
 
 async def chat(endpoint: Endpoint, body: dict, headers: dict | None = None) -> Result:

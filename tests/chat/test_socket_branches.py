@@ -22,9 +22,9 @@ def bodies(monkeypatch):
     sent = []
     original = client.chat_stream
 
-    def spy(endpoint, body, headers=None):
+    def spy(endpoint, body, headers=None, **options):
         sent.append(body)
-        return original(endpoint, body, headers)
+        return original(endpoint, body, headers, **options)
 
     monkeypatch.setattr(client, "chat_stream", spy)
     return sent

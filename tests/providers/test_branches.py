@@ -21,9 +21,9 @@ def sent(provider, monkeypatch):
     if provider.fake is None:
         original = client.chat_stream
 
-        def spy(endpoint, body, headers=None):
+        def spy(endpoint, body, headers=None, **options):
             bodies.append(body)
-            return original(endpoint, body, headers)
+            return original(endpoint, body, headers, **options)
 
         monkeypatch.setattr(client, "chat_stream", spy)
         return bodies

@@ -4,6 +4,8 @@ requests arrive there. A mixin of Generation."""
 import asyncio
 from contextlib import suppress
 
+from channels.layers import InMemoryChannelLayer
+
 
 def generation_group(pk: int) -> str:
     return f"generation.{pk}"
@@ -11,7 +13,13 @@ def generation_group(pk: int) -> str:
 
 class ControlChannel:
     async def _join(self, layer) -> tuple[str | None, asyncio.Task | None]:
-        """Listen on a channel of our own, in the group any process can reach us through (stop, snapshot)."""
+        """Listen on a channel of our own, in the group any process can reach us through (stop, snapshot).
+
+        Not with the in-memory layer: it serves one process, whose sockets find the generation in this process's
+        registry (services.running); a channel and a listener per answer would only cost time (each receive of
+        that layer walks every channel and group it has)."""
+        if isinstance(layer, InMemoryChannelLayer):
+            return None, None
         channel = None
         try:
             channel = await layer.new_channel()

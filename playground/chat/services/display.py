@@ -1,9 +1,8 @@
 """What the tabs see of an answer: its rendered HTML, and a snapshot rebuilt from the database."""
 
 from asgiref.sync import sync_to_async
-from django.template.loader import render_to_string
 
-from playground.chat import branches
+from playground.chat import branches, render_cache
 from playground.chat.models import Message
 from playground.chat.rendering import BlockRenderer
 
@@ -13,7 +12,8 @@ SNAPSHOT_TIMEOUT = 1.0  # how long a subscriber waits for the generator before r
 def render_message(message: Message) -> str:
     if not hasattr(message, "sibling_ids") and message.pk and message.role in ("user", "assistant"):
         annotate_siblings(message)
-    return render_to_string("chat/_message.html", {"message": message})
+    # Through the page's cache: an answer finished here is already rendered for the next load of its page.
+    return render_cache.article(message)
 
 
 def annotate_siblings(message: Message) -> None:

@@ -1,8 +1,9 @@
 """The Generation relay: one answer streamed from the upstream in a task of the server process that started it.
 
 It numbers each delta, publishes coalesced deltas to the channel-layer group `conversation.<pk>` and flushes
-what arrived to the database every second. It also listens on its own channel, reachable through the group
-`generation.<message pk>`, so any websocket on any process can ask it for a snapshot or tell it to stop.
+what arrived to the database every second. With a channel layer shared by several processes it also listens on
+its own channel, reachable through the group `generation.<message pk>`, so any websocket on any process can ask it
+for a snapshot or tell it to stop.
 """
 
 import asyncio
@@ -39,6 +40,11 @@ def conversation_group(pk: int) -> str:
     return f"conversation.{pk}"
 
 
+def final_html(message_id: int) -> str | None:
+    message = Message.objects.filter(pk=message_id).first()
+    return None if message is None else render_message(message)
+
+
 def running(message_id: int) -> "Generation | None":
     """The generation of this message if it runs in this process."""
     return detached.get(KIND, message_id)
@@ -57,6 +63,7 @@ class Generation(AnswerRows, ControlChannel):
         self.body = body
         self.headers = headers or {}
         self.task: asyncio.Task | None = None
+        self.requested = asyncio.Event()  # the request is written: the provider is working on it
         self.work: asyncio.Task | None = None
         self.stop_requested = False
         self.replaces: int | None = None  # a retried answer, deleted once this one is complete
@@ -159,7 +166,9 @@ class Generation(AnswerRows, ControlChannel):
         # answer has started and watches the silences between chunks instead.
         try:
             async with asyncio.timeout(self.limits.first_token) as first:
-                async with client.chat_stream(self.endpoint, self.body, self.headers) as stream:
+                async with client.chat_stream(
+                    self.endpoint, self.body, self.headers, sent=self.requested.set
+                ) as stream:
                     self.trace_id = stream.trace_id
                     apply = self._apply
                     async for batch in self.limits.paced(stream, self, first):
@@ -390,15 +399,14 @@ class Generation(AnswerRows, ControlChannel):
             log.exception("Could not save the end of message %s", self.message_id)
             return
         await record_usage(self, status)
-        message = await Message.objects.filter(pk=self.message_id).afirst()
-        html = "" if message is None else await sync_to_async(render_message)(message)
+        html = await sync_to_async(final_html)(self.message_id)  # None: deleted mid-stream
         await self._await_announcement()
         try:
             # Live viewers get every delta before the final render.
             await self._publish(layer)
             if channel is not None:
                 await layer.group_discard(generation_group(self.message_id), channel)
-            if message is None:  # deleted mid-stream
+            if html is None:
                 return
             event = {
                 "type": "chat.error" if status == Message.ERROR else "chat.done",

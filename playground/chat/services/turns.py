@@ -97,6 +97,7 @@ def prepare_turn(
     elif parent is END:
         path = branches.path_of(rows, annotated=False)
         parent = path[-1].pk if path else None
+    children = branches.children_of(rows)
     history = [m for m in branches.ancestors(rows, parent) if m.status != Message.STREAMING]
     # Only the questions of the path carry attachments (other branches and the answers need no prefetch).
     prefetch_related_objects([m for m in history if m.role == "user"], "attachments")
@@ -123,10 +124,12 @@ def prepare_turn(
         with transaction.atomic():
             user_message = None
             if content is not None:
-                user_message = branches.add(conversation, parent, role="user", content=content)
-                save_attachments(user_message, attachments, stored)
+                user_message = branches.add(
+                    conversation, parent, role="user", content=content, known=children.get(parent, [])
+                )
+                files = save_attachments(user_message, attachments, stored)
                 # An edited message keeps the original's files (the rows share them; see delete_unused_file).
-                Attachment.objects.bulk_create(
+                files += Attachment.objects.bulk_create(
                     Attachment(
                         message=user_message,
                         file=a.file.name,
@@ -137,11 +140,17 @@ def prepare_turn(
                     )
                     for a in kept
                 )
+                known_attachments(user_message, files)
                 conversation.title_from(content)
                 parent = user_message.pk
             for result in results:  # each follows the one before, after the answer that called the tools
                 parent = branches.add(
-                    conversation, parent, role="tool", tool_call_id=result.tool_call_id, content=result.content
+                    conversation,
+                    parent,
+                    role="tool",
+                    tool_call_id=result.tool_call_id,
+                    content=result.content,
+                    known=children.get(parent, []),
                 ).pk
             if model is not None and not conversation.model_id:
                 conversation.model_id = model.model_id
@@ -155,7 +164,9 @@ def prepare_turn(
                 model_id=request.body["model"],
                 params=params,
                 heartbeat=timezone.now(),
+                known=children.get(parent, []),
             )
+            known_attachments(assistant, [])
     except BaseException:
         if generation is not None:
             generation.abort_threadsafe()
@@ -178,14 +189,24 @@ def prepare_turn(
     )
 
 
+def known_attachments(message: Message, attachments: list[Attachment]) -> None:
+    """Give a message just written the attachments just written with it, as a prefetch would (rendering it then
+    reads no rows)."""
+    if any(a.pk is None for a in attachments):  # a database without RETURNING: let the template read them
+        return
+    cached = message.attachments.all()
+    cached._result_cache, cached._prefetch_done = list(attachments), True
+    message._prefetched_objects_cache = {"attachments": cached}
+
+
 def store_uploads(conversation: Conversation, uploads: list[Upload]) -> list[str]:
     """Write the files (before the transaction that creates their rows, which must stay short)."""
     storage = Attachment._meta.get_field("file").storage
     return [storage.save(attachment_name(conversation.owner_id, u.name), ContentFile(u.data)) for u in uploads]
 
 
-def save_attachments(message: Message, uploads: list[Upload], names: list[str]) -> None:
-    Attachment.objects.bulk_create(
+def save_attachments(message: Message, uploads: list[Upload], names: list[str]) -> list[Attachment]:
+    return Attachment.objects.bulk_create(
         Attachment(
             message=message,
             file=name,
