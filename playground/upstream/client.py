@@ -211,7 +211,8 @@ class ChatStream:
             ) from None
         if isinstance(chunk, dict) and "error" in chunk and "choices" not in chunk:
             error = chunk["error"] if isinstance(chunk["error"], dict) else {"message": str(chunk["error"])}
-            raise UpstreamError(kind="stream", message=str(error.get("message", "error")), trace_id=self.trace_id)
+            message = redact_response_error(str(error.get("message", "error")), self.response)
+            raise UpstreamError(kind="stream", message=message, trace_id=self.trace_id)
         return chunk
 
     async def batches(self) -> AsyncIterator[list[dict]]:

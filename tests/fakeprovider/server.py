@@ -58,6 +58,7 @@ class State:
     reject_stream_options: bool = False
     strict: bool = False  # refuse parameters OpenAI does not have (top_k, min_p, ...) as OpenAI does
     echo_key: bool = False  # a wrong key's 401 quotes the key, whole and as a fragment (some providers do)
+    error_mid_stream: bool = False  # a stream breaks off after its first word with an error chunk quoting the key
     delay: float = 0.005  # seconds between streamed chunks, so a stream is seen growing
     requests: list[dict] = field(default_factory=list)
 
@@ -322,6 +323,11 @@ class Handler(BaseHTTPRequestHandler):
         delta({"role": "assistant", "content": "", "refusal": None})
         for number, word in enumerate(words):
             delta({"content": word if number == 0 else " " + word})
+            if self.state.error_mid_stream:
+                sent = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+                failure = error_body(f"Quota check failed for key {sent} (…{sent[-10:]}).", "server_error")
+                self._chunk(f"data: {json.dumps(failure)}\n\n".encode())
+                return self._end_chunked()
         for index, call in enumerate(calls):
             first = {
                 "index": index,

@@ -49,6 +49,21 @@ async def test_the_upstream_error_of_an_echoing_provider_holds_no_key(fake_opena
         assert leaks(error.message) == [] and leaks(str(error.as_dict())) == []
 
 
+async def test_an_error_chunk_in_the_middle_of_a_stream_holds_no_key(fake_openai):
+    from tests.fakeprovider.server import CHAT_MODEL
+
+    fake_openai.state.error_mid_stream = True
+    endpoint = client.Endpoint(fake_openai.base_url, fake_openai.key, trusted=True)
+    body = {"model": CHAT_MODEL, "messages": [{"role": "user", "content": "hi there"}]}
+    with pytest.raises(UpstreamError) as caught:
+        async with client.chat_stream(endpoint, body) as stream:
+            async for _ in stream:
+                pass
+    error = caught.value
+    assert error.message.startswith("Quota check failed for key ") and REDACTED in error.message
+    assert leaks(error.message, fake_openai.key) == [] and leaks(str(error.as_dict()), fake_openai.key) == []
+
+
 async def test_a_member_never_sees_the_team_key_a_provider_echoes(
     live_server, team, alice, bob, async_client, fake_openai
 ):
