@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 PROBE = "…"  # the message of the send that load() checks (any valid text: the checks never read it)
 REQUEST_WAIT = 0.05  # longest an early send waits for its request to be written before its checks start
+READ_EVERY = 0.25  # a socket reads ahead at most this often (the tab asks once a second while someone types)
 
 
 def panel_of(fields: QueryDict) -> dict:
@@ -121,6 +122,7 @@ class WarmSend:
         self.warm: Warm | None = None
         self.version = 0
         self._task: asyncio.Task | None = None
+        self._read_at = -READ_EVERY
 
     def drop(self) -> None:
         self.version += 1
@@ -129,8 +131,10 @@ class WarmSend:
     def refresh(self, fields: QueryDict) -> None:
         if self.warm is not None and self.warm.panel == panel_of(fields):
             return  # what was read still holds
-        if self._task is not None and not self._task.done():
-            return  # one read at a time per socket (the next keystroke asks again)
+        now = asyncio.get_running_loop().time()
+        if (self._task is not None and not self._task.done()) or now - self._read_at < READ_EVERY:
+            return  # one read at a time per socket, and not too often: the database thread serves every socket
+        self._read_at = now
         self.warm = None
         self._task = asyncio.get_running_loop().create_task(self._load(self.version, fields))
 

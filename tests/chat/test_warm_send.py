@@ -79,11 +79,15 @@ async def turn(ws, frame_id, **fields):
 
 
 async def warmed(ws, spy, **fields):
-    """The warm frame a tab sends while someone types, once the socket has read the conversation."""
+    """The warm frames a tab sends while someone types (every READ_EVERY here), until the socket has read the
+    conversation."""
     count = len(spy.loads)
-    await ws.send_json_to({"type": "warm", **fields})
 
     async def read():
+        if len(spy.loads) > count:
+            return True
+        await ws.send_json_to({"type": "warm", **fields})
+        await asyncio.sleep(warm.READ_EVERY)
         return len(spy.loads) > count
 
     await until(read)
@@ -167,6 +171,16 @@ async def test_a_send_its_checks_refuse_cancels_the_early_call_and_saves_nothing
     async with httpx.AsyncClient() as http:
         response = await http.get(f"{live_server.api_url}/debug/streams", headers={"Authorization": f"Bearer {key}"})
     assert sorted(r["status"] for r in response.json()["recent"]) in (["completed"], ["cancelled", "completed"])
+
+
+async def test_warm_frames_are_read_one_at_a_time_and_not_too_often(live_server, alice, make_conversation, spy):
+    conversation = await sync_to_async(make_conversation)()
+    ws = await connect(conversation.pk, alice)
+    for temperature in ("0.1", "0.2", "0.3", "0.4", "0.5"):  # a panel that changes faster than READ_EVERY
+        await ws.send_json_to({"type": "warm", "temperature": temperature, "stream": "on"})
+    await asyncio.sleep(warm.READ_EVERY * 2)
+    await ws.disconnect()
+    assert len(spy.loads) == 1 and spy.loads[0].panel == {"temperature": ["0.1"], "stream": ["on"]}
 
 
 async def test_nothing_starts_early_without_typing_with_another_panel_or_twice_from_one_reading(
