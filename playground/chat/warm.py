@@ -170,9 +170,6 @@ class WarmSend:
                 connection=warm.connection,
             )
         except Exception:  # whatever it is, the checks will say it properly
-            import traceback
-
-            traceback.print_exc()
             log.debug("No early send for conversation %s", self.conversation_id, exc_info=True)
             return None
         if request.errors:
