@@ -51,6 +51,9 @@ def get(api_url: str, path: str) -> httpx.Response:
 
 
 def wait_for(api_url: str, batch_id: str, statuses=engine.TERMINAL, timeout: float = 30) -> dict:
+    """The batch once it is in one of `statuses` (by default, once it ended). A test that starts a batch waits for
+    its end: a runner still writing while the database is flushed after the test deadlocks with the flush's
+    TRUNCATE on PostgreSQL."""
     deadline = time.monotonic() + timeout
     while True:
         batch = get(api_url, f"/batches/{batch_id}").json()
@@ -93,12 +96,14 @@ def test_a_new_batch_is_in_queue_with_every_field_of_the_spec(live_server, file_
                   "cancelled_at", "output_file_id", "error_file_id", "errors"):  # fmt: skip
         assert batch[field] is None, field
     assert response.headers["x-service-trace-id"]
+    wait_for(live_server.api_url, batch["id"])  # ended before the database is flushed (see wait_for)
 
 
 @pytest.mark.django_db(transaction=True)
 def test_the_replace_object_is_stored(live_server, file_id):
     batch = create(live_server.api_url, file_id, replace={"model": "local/minp"}).json()
     assert Batch.objects.get(pk=batch["id"]).replace == {"model": "local/minp"}
+    wait_for(live_server.api_url, batch["id"])
 
 
 @pytest.mark.parametrize(
@@ -136,6 +141,7 @@ def test_the_limits_themselves_are_accepted(live_server, file_id):
     assert response.status_code == 200, response.text
     assert response.json()["metadata"] == metadata
     assert response.json()["expires_at"] - response.json()["created_at"] == 336 * 3600
+    wait_for(live_server.api_url, response.json()["id"])
 
 
 def test_a_body_that_is_not_json_is_refused(live_server):
@@ -264,6 +270,8 @@ def test_the_list_pages_newest_first_with_limit_and_after(live_server, file_id):
     assert len(seen) == len(set(seen))
     mine = [b for b in seen if b in created]
     assert mine == list(reversed(created))
+    for batch_id in created:
+        wait_for(live_server.api_url, batch_id)
 
 
 def test_a_bad_limit_is_refused(live_server):
