@@ -78,6 +78,8 @@ INSTALLED_APPS = [
     "playground.batches",
     "playground.sharing",
     "playground.evaluate",
+    "playground.sso",
+    "playground.operators",
 ]
 
 MIDDLEWARE = [
@@ -108,6 +110,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "playground.sso.context.sso",
             ],
             "builtins": ["template_partials.templatetags.partials"],
         },
@@ -190,9 +193,43 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Password sign-in first (break-glass local accounts), then single sign-on (playground/sso/backends.py).
+AUTHENTICATION_BACKENDS = ["playground.sso.backends.LocalBackend", "playground.sso.backends.OIDCBackend"]
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "chat:index"
 LOGOUT_REDIRECT_URL = "accounts:login"
+
+# Who may make an account (docs/operations.md, "Who may sign up"): "open" (anyone), "invite" (local sign-up only
+# with a team invite link; single sign-on still makes accounts), "sso" (accounts come from single sign-on only).
+SIGNUP_MODE = os.environ.get("PLAYGROUND_SIGNUP", "open").strip().lower()
+if SIGNUP_MODE not in {"open", "invite", "sso"}:
+    raise ValueError(f"PLAYGROUND_SIGNUP must be open, invite or sso, not {SIGNUP_MODE!r}.")
+# "on": anyone may sign in with a password; "superusers": only superusers (the break-glass path beside SSO).
+LOCAL_LOGIN = os.environ.get("PLAYGROUND_LOCAL_LOGIN", "on").strip().lower()
+if LOCAL_LOGIN not in {"on", "superusers"}:
+    raise ValueError(f"PLAYGROUND_LOCAL_LOGIN must be on or superusers, not {LOCAL_LOGIN!r}.")
+
+# Single sign-on with OpenID Connect (playground/sso, built on mozilla-django-oidc; docs/operations.md). Off unless
+# an issuer is set; its endpoints come from the issuer's discovery document.
+OIDC_ISSUER = os.environ.get("PLAYGROUND_OIDC_ISSUER", "")
+OIDC_RP_CLIENT_ID = os.environ.get("PLAYGROUND_OIDC_CLIENT_ID", "")
+OIDC_RP_CLIENT_SECRET = os.environ.get("PLAYGROUND_OIDC_CLIENT_SECRET", "")
+OIDC_RP_SCOPES = os.environ.get("PLAYGROUND_OIDC_SCOPES", "openid email profile groups")
+OIDC_RP_SIGN_ALGO = os.environ.get("PLAYGROUND_OIDC_SIGN_ALGO", "RS256")
+OIDC_PROVIDER_NAME = os.environ.get("PLAYGROUND_OIDC_NAME", "single sign-on")
+OIDC_USERNAME_CLAIM = os.environ.get("PLAYGROUND_OIDC_USERNAME_CLAIM", "preferred_username")
+OIDC_EMAIL_CLAIM = os.environ.get("PLAYGROUND_OIDC_EMAIL_CLAIM", "email")
+OIDC_GROUPS_CLAIM = os.environ.get("PLAYGROUND_OIDC_GROUPS_CLAIM", "groups")
+# Sign-in is refused, in words, to anyone outside this group (unset: no such rule).
+OIDC_REQUIRED_GROUP = os.environ.get("PLAYGROUND_OIDC_REQUIRED_GROUP", "")
+# Groups to teams, applied at every sign-in: "ml-demo=Demos:member; ml-leads=Demos:admin" (sso/groups.py).
+OIDC_GROUP_TEAMS = os.environ.get("PLAYGROUND_OIDC_GROUP_TEAMS", "")
+OIDC_USE_PKCE = True
+OIDC_USE_NONCE = True
+OIDC_TIMEOUT = float(os.environ.get("PLAYGROUND_OIDC_TIMEOUT", "10"))
+OIDC_STORE_ID_TOKEN = True  # the hint for the provider's sign-out (end_session_endpoint)
+OIDC_AUTHENTICATION_CALLBACK_URL = "sso:callback"
+OIDC_REDIRECT_REQUIRE_HTTPS = HTTPS
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -5,6 +5,8 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("playground.accounts.urls")),
+    path("sso/", include("playground.sso.urls")),
+    path("operators/", include("playground.operators.urls")),
     path("connections/", include("playground.connections.urls")),
     path("teams/", include("playground.teams.urls")),
     path("catalog/", include("playground.catalog.urls")),

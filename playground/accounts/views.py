@@ -5,9 +5,9 @@ from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from playground.accounts import throttle
+from playground.accounts import policy, throttle
 
-_login_view = auth_views.LoginView.as_view(redirect_authenticated_user=True)
+_login_view = auth_views.LoginView.as_view(redirect_authenticated_user=True, authentication_form=policy.LoginForm)
 
 
 def _throttled(request, template: str, form, wait: int):
@@ -44,6 +44,8 @@ def login(request):
 def signup(request):
     if request.user.is_authenticated:
         return redirect("chat:index")
+    if refusal := policy.signup_refusal(request):
+        return render(request, "registration/signup_closed.html", {"words": refusal}, status=403)
     form = UserCreationForm(request.POST or None)
     if request.method == "POST":
         wait = throttle.wait_seconds(request, "signup")

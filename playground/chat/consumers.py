@@ -15,9 +15,10 @@ from playground.chat.replay import Replay
 from playground.chat.services import fanout
 from playground.chat.services.fanout import LocalFollower
 from playground.chat.warm import WarmSend
+from playground.lib.sockets import AccountSockets
 
 
-class ChatConsumer(LocalFollower, Replay, AsyncJsonWebsocketConsumer):
+class ChatConsumer(AccountSockets, LocalFollower, Replay, AsyncJsonWebsocketConsumer):
     group = None
     warm = None  # what a send may start early from (warm.py): read while someone types, dropped by any event
     follows_unknown = False  # deltas count once the turn's start was heard here, or once subscribed

@@ -9,11 +9,12 @@ from playground.evaluate import runner
 from playground.evaluate.forms import RunForm
 from playground.evaluate.models import Evaluation
 from playground.evaluate.services import EvaluationError
+from playground.lib.sockets import AccountSockets
 
 SCOPES = ("all", "missing", "row", "column", "cell")
 
 
-class EvaluateConsumer(AsyncJsonWebsocketConsumer):
+class EvaluateConsumer(AccountSockets, AsyncJsonWebsocketConsumer):
     group = None
 
     async def connect(self):

@@ -15,6 +15,7 @@ from playground.chat.models import Message
 from playground.chat.replay import Replay
 from playground.chat.services import fanout
 from playground.chat.services.fanout import LocalFollower
+from playground.lib.sockets import AccountSockets
 from playground.sharing import live
 from playground.sharing.models import WATCH_BEAT
 
@@ -35,7 +36,7 @@ async def _shared(function, share, *args):
     return await asyncio.shield(task)
 
 
-class ShareConsumer(LocalFollower, Replay, AsyncJsonWebsocketConsumer):
+class ShareConsumer(AccountSockets, LocalFollower, Replay, AsyncJsonWebsocketConsumer):
     groups_joined: tuple = ()
     follows_unknown = False  # a turn's deltas count once the turn was appended (chat_start)
 

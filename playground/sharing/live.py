@@ -15,7 +15,7 @@ from playground.sharing.models import WATCH_STALE, Share, Watcher
 
 def live_share(token: str, user) -> Share | None:
     """The share a live viewer may follow: a live conversation link, neither revoked nor expired, for this user."""
-    share = Share.objects.filter(token=token, kind=Share.CONVERSATION, live=True).first()
+    share = Share.objects.served().filter(token=token, kind=Share.CONVERSATION, live=True).first()
     if share is None or not share.visible_to(user):
         return None
     return share
@@ -23,7 +23,7 @@ def live_share(token: str, user) -> Share | None:
 
 def still_open(share_pk: int, user=None) -> bool:
     """The link still exists and has not expired (a team link: and the viewer is still in the team)."""
-    share = Share.objects.filter(pk=share_pk).first()
+    share = Share.objects.served().filter(pk=share_pk).first()
     if share is not None and share.visibility == Share.TEAM:
         return share.visible_to(user)
     return share is not None and not share.expired

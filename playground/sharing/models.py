@@ -43,6 +43,10 @@ class ShareQuerySet(models.QuerySet):
     def for_source(self, source):
         return self.filter(**{Share.field_for(source): source})
 
+    def served(self):
+        """Links that open at all: a deactivated owner's links stop (and come back when they are reactivated)."""
+        return self.filter(owner__is_active=True)
+
 
 class Share(models.Model):
     CONVERSATION, RERANK, SPEECH, BATCH = "conversation", "rerank", "speech", "batch"
@@ -138,7 +142,7 @@ def get_share(request, pk) -> Share:
 
 def get_public_share(token: str, user) -> Share:
     """The share behind a token as its viewer may see it: 404 when revoked, expired or not for this viewer."""
-    share = Share.objects.filter(token=token).first()
+    share = Share.objects.served().filter(token=token).first()
     if share is None or not share.visible_to(user):
         raise Http404("No such link.")
     return share
