@@ -5,6 +5,8 @@ script), but not <style> elements: htmx's own indicator style is turned off in b
 app.css. blob: and data: serve attachment previews and audio that plays while it arrives.
 """
 
+from urllib.parse import urlsplit
+
 from django.conf import settings
 from django.utils.deprecation import MiddlewareMixin
 
@@ -26,9 +28,18 @@ POLICY = "; ".join(
 )
 
 
+def _policy() -> str:
+    policy = getattr(settings, "CONTENT_SECURITY_POLICY", POLICY)
+    issuer = urlsplit(settings.OIDC_ISSUER or "")
+    if issuer.scheme and issuer.netloc:
+        # Sign-out is a form whose answer redirects to the identity provider's end_session_endpoint (sso/views.py).
+        policy = policy.replace("form-action 'self'", f"form-action 'self' {issuer.scheme}://{issuer.netloc}")
+    return policy
+
+
 class ContentSecurityPolicyMiddleware(MiddlewareMixin):
     def process_response(self, request, response):
         content_type = response.get("Content-Type", "")
         if content_type.startswith("text/html") and "Content-Security-Policy" not in response:
-            response["Content-Security-Policy"] = getattr(settings, "CONTENT_SECURITY_POLICY", POLICY)
+            response["Content-Security-Policy"] = _policy()
         return response
