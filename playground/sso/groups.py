@@ -1,18 +1,21 @@
 """Groups to teams: the provider's groups claim decides, at every sign-in, which mapped teams a person is in and
 with which role (PLAYGROUND_OIDC_GROUP_TEAMS, e.g. "ml-demo=Demos:member; ml-leads=Demos:admin").
 
-Only teams named in the mapping follow the provider; a person's other teams are left alone. In a mapped team,
+Only teams named in the mapping follow the provider; a person's other teams are left alone, and a mapped team is
+joined only once someone has made it (and so owns it). In a mapped team,
 joining, a role change and removal follow the groups; the team's owner is never demoted or removed (a team keeps its
 owner; ownership moves on the team page). A removal is the teams app's: the membership row is deleted and the team's
 audit log says so, so it takes effect exactly as when an admin removes a member.
 """
 
+import logging
 from dataclasses import dataclass
 
 from django.conf import settings
 
 from playground.teams.models import ADMIN, MEMBER, OWNER, Membership, Team, audit
 
+log = logging.getLogger(__name__)
 RANK = {MEMBER: 1, ADMIN: 2}
 
 
@@ -61,10 +64,10 @@ def sync_teams(user, groups: set[str]) -> list[str]:
     for name, role in roles_for(groups, parse(settings.OIDC_GROUP_TEAMS)).items():
         team = Team.objects.filter(name=name).order_by("pk").first()
         if team is None:
-            if role is None:
-                continue
-            team = Team.objects.create(name=name)
-            audit(team, None, "created", f"Team “{name}” created by single sign-on (group mapping).")
+            # Made by a person on the Teams page, who owns it: a team made here would have no owner.
+            if role is not None:
+                log.warning("Group mapping names the team %r, which does not exist: nobody joins it.", name)
+            continue
         membership = team.memberships.filter(user=user).first()
         if role is None:
             if membership is not None and membership.role != OWNER:

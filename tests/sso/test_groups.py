@@ -38,6 +38,13 @@ def test_the_highest_role_of_a_persons_groups_wins():
     assert groups.roles_for({"c"}, rules) == {"T": None, "U": MEMBER}
 
 
+@pytest.fixture(autouse=True)
+def teams(alice):
+    """The mapped teams, made by alice (who owns them), as an operator would before mapping groups to them."""
+    for name in ("Demos", "Operations"):
+        Membership.objects.create(team=Team.objects.create(name=name), user=alice, role=OWNER)
+
+
 def test_sign_in_lands_in_the_teams_the_groups_name(client, idp):
     idp.person.groups = ["ml-demo", "ml-ops", "unmapped"]
     sign_in(client)
@@ -46,12 +53,11 @@ def test_sign_in_lands_in_the_teams_the_groups_name(client, idp):
     assert AuditEvent.objects.filter(team__name="Demos", action="joined", detail__contains="single sign-on").exists()
 
 
-def test_an_existing_team_of_that_name_is_joined(client, idp, alice):
-    demos = Team.objects.create(name="Demos")
-    Membership.objects.create(team=demos, user=alice, role=OWNER)
+def test_a_mapped_team_nobody_made_is_not_made(client, idp, settings):
+    settings.OIDC_GROUP_TEAMS = "ml-demo=Nowhere"
     sign_in(client)
-    assert Membership.objects.get(team=demos, user=signed_in_user(client)).role == MEMBER
-    assert Team.objects.filter(name="Demos").count() == 1
+    assert roles(signed_in_user(client)) == {}
+    assert not Team.objects.filter(name="Nowhere").exists()
 
 
 def test_roles_and_removal_follow_the_provider_at_the_next_sign_in(client, idp):
