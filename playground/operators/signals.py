@@ -1,5 +1,7 @@
 from django.contrib.auth.signals import user_logged_in, user_logged_out
+from django.contrib.sessions.models import Session
 from django.dispatch import receiver
+from django.utils import timezone
 
 from playground.operators.models import SessionRecord
 
@@ -12,6 +14,9 @@ def remember_session(sender, request, user, **kwargs):
     if session.session_key is None:
         session.save()
     SessionRecord.objects.get_or_create(session_key=session.session_key, defaults={"user": user})
+    # The user's records of sessions that expired or were cleared meanwhile go, so the table does not grow.
+    live = Session.objects.filter(expire_date__gt=timezone.now()).values("session_key")
+    SessionRecord.objects.filter(user=user).exclude(session_key__in=live).delete()
 
 
 @receiver(user_logged_out)

@@ -171,3 +171,19 @@ def test_password_sign_in_does_not_need_the_provider(client, alice, settings):
     assert signed_in_user(client) == alice
     # and a signed-in page does not ask the provider either
     assert client.get("/teams/").status_code == 200
+
+
+def test_a_provider_that_cannot_be_reached_is_said_in_words(client, idp, settings):
+    settings.OIDC_ISSUER = "http://127.0.0.1:9"  # nothing listens there
+    response = client.get("/sso/login/")
+    assert response.status_code == 502
+    assert "discovery document (http://127.0.0.1:9/.well-known/openid-configuration) could not be read" in (
+        response.content.decode()
+    )
+
+
+def test_a_single_sign_on_session_ends_when_the_account_is_deactivated(client, idp):
+    sign_in(client)
+    assert client.get("/teams/").status_code == 200
+    get_user_model().objects.filter(username="dana").update(is_active=False)
+    assert client.get("/teams/").status_code == 302
