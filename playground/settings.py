@@ -193,8 +193,13 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-# Password sign-in first (break-glass local accounts), then single sign-on (playground/sso/backends.py).
-AUTHENTICATION_BACKENDS = ["playground.sso.backends.LocalBackend", "playground.sso.backends.OIDCBackend"]
+# Passwords (local accounts, the break-glass path: LocalBackend settles them), then single sign-on
+# (playground/sso/backends.py). ModelBackend stays listed so that sessions signed in under its path stay valid.
+AUTHENTICATION_BACKENDS = [
+    "playground.sso.backends.LocalBackend",
+    "django.contrib.auth.backends.ModelBackend",
+    "playground.sso.backends.OIDCBackend",
+]
 LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "chat:index"
 LOGOUT_REDIRECT_URL = "accounts:login"

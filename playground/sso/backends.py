@@ -9,7 +9,7 @@ import jwt
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
-from django.core.exceptions import SuspiciousOperation
+from django.core.exceptions import PermissionDenied, SuspiciousOperation
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
 from playground.sso import discovery
@@ -29,15 +29,17 @@ TOKEN_PROBLEMS = [
 
 
 class LocalBackend(ModelBackend):
-    """Django's password check. With PLAYGROUND_LOCAL_LOGIN=superusers only superusers get in this way; the login
-    form (accounts/policy.py) then says so in words."""
+    """Django's password check, listed before ModelBackend (which stays only so that sessions signed in under its
+    path stay valid). It settles every password sign-in itself: a wrong password, and with
+    PLAYGROUND_LOCAL_LOGIN=superusers anyone but a superuser, raise PermissionDenied, which stops Django from asking
+    the next backend. The login form (accounts/policy.py) says why in words."""
 
     def authenticate(self, request, username=None, password=None, **kwargs):
-        user = super().authenticate(request, username=username, password=password, **kwargs)
-        if user is not None and settings.LOCAL_LOGIN == "superusers" and not user.is_superuser:
-            if request is not None:
-                request.local_login_refused = True
+        if password is None or (username is None and kwargs.get(get_user_model().USERNAME_FIELD) is None):
             return None
+        user = super().authenticate(request, username=username, password=password, **kwargs)
+        if user is None or (settings.LOCAL_LOGIN == "superusers" and not user.is_superuser):
+            raise PermissionDenied("Not signed in with a password.")
         return user
 
 

@@ -90,3 +90,22 @@ def test_a_bad_group_mapping_or_half_configured_provider_fails_the_check(setting
     settings.OIDC_ISSUER, settings.OIDC_RP_CLIENT_SECRET = "https://idp.example.com", ""
     with pytest.raises(SystemCheckError, match="PLAYGROUND_OIDC_CLIENT_SECRET"):
         call_command("check")
+
+
+def test_the_sign_up_form_keeps_the_invite_link_it_came_from(client, settings):
+    settings.SIGNUP_MODE = "invite"
+    join = invite_path()
+    page = client.get(f"/accounts/signup/?next={join}").content.decode()
+    assert f'name="next" value="{join}"' in page
+
+
+def test_superusers_only_holds_for_the_django_admin_sign_in_too(client, settings, django_user_model):
+    settings.LOCAL_LOGIN = "superusers"
+    django_user_model.objects.create_user("staff", "staff@example.com", PASSWORD, is_staff=True)
+    client.post("/admin/login/", {"username": "staff", "password": PASSWORD})
+    assert "_auth_user_id" not in client.session
+
+
+def test_sessions_signed_in_under_djangos_own_backend_path_stay_valid(client, alice):
+    client.force_login(alice, backend="django.contrib.auth.backends.ModelBackend")
+    assert client.get("/teams/").status_code == 200
