@@ -10,7 +10,7 @@ import re
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from playground.operators.models import record
@@ -85,16 +85,24 @@ def sign_in(*, issuer: str, claims: dict):
             f"Your sign-in account is not in the group “{required}”, which this playground requires, so you "
             "cannot sign in. Ask your administrator to add you to it."
         )
-    with transaction.atomic():
-        identity = _account(issuer, claims)
-        user = identity.user
-        if not user.is_active:
-            raise SignInRefused(
-                "This account was deactivated by an administrator of this playground, so you cannot sign in. "
-                "Its data is kept; ask an administrator to reactivate it."
-            )
-        identity.groups = sorted(groups)
-        identity.last_sign_in = timezone.now()
-        identity.save(update_fields=["groups", "last_sign_in"])
-        group_mapping.sync_teams(user, groups)
+    try:
+        with transaction.atomic():
+            return _sign_in(issuer, claims, groups)
+    except IntegrityError:
+        # The same person's first sign-in in two tabs at once: the other one made the account.
+        raise SignInRefused("Another sign-in was making this account at the same moment: sign in again.") from None
+
+
+def _sign_in(issuer: str, claims: dict, groups: set[str]):
+    identity = _account(issuer, claims)
+    user = identity.user
+    if not user.is_active:
+        raise SignInRefused(
+            "This account was deactivated by an administrator of this playground, so you cannot sign in. "
+            "Its data is kept; ask an administrator to reactivate it."
+        )
+    identity.groups = sorted(groups)
+    identity.last_sign_in = timezone.now()
+    identity.save(update_fields=["groups", "last_sign_in"])
+    group_mapping.sync_teams(user, groups)
     return user
