@@ -187,3 +187,9 @@ def test_a_single_sign_on_session_ends_when_the_account_is_deactivated(client, i
     assert client.get("/teams/").status_code == 200
     get_user_model().objects.filter(username="dana").update(is_active=False)
     assert client.get("/teams/").status_code == 302
+
+
+def test_pages_allow_only_the_providers_origin_besides_their_own_as_a_form_target(client, idp, settings):
+    assert f"form-action 'self' {idp.url};" in client.get("/accounts/login/")["Content-Security-Policy"]
+    settings.OIDC_ISSUER = ""
+    assert "form-action 'self';" in client.get("/accounts/login/")["Content-Security-Policy"]
