@@ -174,3 +174,22 @@ def test_deactivation_stops_the_users_running_answers(alice, bob, root, catalog,
     Message.objects.create(conversation=conversation_of(bob), role="assistant", status=Message.STREAMING)
     services.deactivate(alice, actor=root)
     assert stopped == [running.pk]
+
+
+@pytest.mark.django_db
+def test_the_page_costs_the_same_queries_for_3_accounts_as_for_30(root_client, django_user_model, catalog):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert root_client.get("/operators/users/").status_code == 200
+        return len(captured)
+
+    team = Team.objects.create(name="Demos")
+    for n in range(2):
+        Membership.objects.create(team=team, user=django_user_model.objects.create_user(f"u{n}"), role=ADMIN)
+    few = queries()
+    for n in range(2, 29):
+        Membership.objects.create(team=team, user=django_user_model.objects.create_user(f"u{n}"), role=ADMIN)
+    assert queries() == few
