@@ -192,4 +192,4 @@ def test_the_page_costs_the_same_queries_for_3_accounts_as_for_30(root_client, d
     few = queries()
     for n in range(2, 29):
         Membership.objects.create(team=team, user=django_user_model.objects.create_user(f"u{n}"), role=ADMIN)
-    assert queries() == few
+    assert queries() == few, few
