@@ -189,7 +189,8 @@ def completion_id() -> str:
 def message_of(model: LocalModel, choice: Choice) -> dict:
     message = {"role": "assistant", "content": choice.answer.content}
     if model.capabilities.get("reasoning"):
-        message["reasoning_content"] = choice.answer.reasoning or None
+        # A string in every message (spec 2.5); only stream deltas may carry null.
+        message["reasoning_content"] = choice.answer.reasoning or ""
     if choice.answer.tool_calls:
         message["tool_calls"] = choice.answer.tool_calls
     return message
