@@ -242,6 +242,17 @@ LOCAL_API_TOKEN_RATE = float(os.environ.get("LOCAL_API_TOKEN_RATE", "40"))
 # Rate limits per key of the local API.
 LOCAL_API_RPM = int(os.environ.get("LOCAL_API_RPM", "600"))
 LOCAL_API_TPM = int(os.environ.get("LOCAL_API_TPM", "2000000"))
+# Media parts of the local API (engines/media.py), checked from their header before anything is decoded:
+# pixels of an image or a video frame, seconds of audio or video, pages of a PDF; decoding runs in a pool of
+# LOCAL_API_MEDIA_WORKERS threads, so parallel uploads wait their turn instead of adding up in memory.
+LOCAL_API_MEDIA_MAX_PIXELS = int(os.environ.get("LOCAL_API_MEDIA_MAX_PIXELS", "25000000"))
+LOCAL_API_MEDIA_MAX_SECONDS = float(os.environ.get("LOCAL_API_MEDIA_MAX_SECONDS", "600"))
+LOCAL_API_MEDIA_MAX_PAGES = int(os.environ.get("LOCAL_API_MEDIA_MAX_PAGES", "50"))
+LOCAL_API_MEDIA_WORKERS = int(os.environ.get("LOCAL_API_MEDIA_WORKERS", "2"))
+# Media parts given by address (http/https, through the outbound guard): timeouts in seconds.
+LOCAL_API_FETCH_CONNECT_TIMEOUT = float(os.environ.get("LOCAL_API_FETCH_CONNECT_TIMEOUT", "5"))
+LOCAL_API_FETCH_READ_TIMEOUT = float(os.environ.get("LOCAL_API_FETCH_READ_TIMEOUT", "10"))
+LOCAL_API_FETCH_TOTAL_TIMEOUT = float(os.environ.get("LOCAL_API_FETCH_TOTAL_TIMEOUT", "30"))
 
 # Upstream HTTP client.
 UPSTREAM_TIMEOUT = float(os.environ.get("PLAYGROUND_UPSTREAM_TIMEOUT", "120"))

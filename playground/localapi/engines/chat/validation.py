@@ -132,9 +132,8 @@ def _validate_part(part, where: str, model: LocalModel, media_parts: list) -> st
     if not url.startswith("data:"):
         if model.capabilities.get("base64_images_only"):
             raise InvalidRequest(f"{where}.{kind}.url: model {model.id} accepts base64 image data only")
-        raise InvalidRequest(
-            f"{where}.{kind}.url: the local API accepts data: URIs only (it never fetches remote addresses)"
-        )
+        if not url.lower().startswith(("http://", "https://")):
+            raise InvalidRequest(f"{where}.{kind}.url: must be a base64 data: URI or an http:// or https:// address")
     media_parts.append((where, medium, url, options))
     return ""
 
