@@ -40,11 +40,17 @@ def _content_type(response: httpx.Response) -> str:
     return response.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
+def _refused(exc: guard.Refused) -> FetchError:
+    if exc.kind == "network":
+        return FetchError(f"cannot reach it ({exc.message})")
+    return FetchError(f"address not allowed ({exc.message})")
+
+
 async def _check(url: str) -> None:
     try:
         await guard.check_url(url)
     except guard.Refused as exc:
-        raise FetchError(f"address not allowed ({exc.message})") from None
+        raise _refused(exc) from None
 
 
 async def _body(response: httpx.Response, limits: Limits) -> bytes:
@@ -99,7 +105,9 @@ async def fetch(url: str, *, accept: tuple[str, ...], limits: Limits) -> Fetched
             ) as client:
                 return await _follow(client, url, accept, limits)
     except guard.Refused as exc:
-        raise FetchError(f"address not allowed ({exc.message})") from None
+        raise _refused(exc) from None
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise FetchError(f"not a valid address ({exc})") from None
     except TimeoutError:
         raise FetchError(f"no complete answer within {limits.total_timeout:g} s") from None
     except httpx.TimeoutException:
