@@ -257,3 +257,24 @@ async def test_an_unresolvable_host_fails_in_words(settings):
     with pytest.raises(fetch.FetchError) as caught:
         await fetch.fetch("http://no-such-host.invalid/x.png", accept=("image/",), limits=fetch.Limits(max_bytes=MB))
     assert str(caught.value) == "cannot reach it (Cannot resolve no-such-host.invalid.)"
+
+
+def test_the_local_api_reaches_the_outbound_guard_without_importing_the_upstream_client():
+    """The guard sits in lib/, below both of its users; the local API imports nothing of upstream/ nor httpx."""
+    import ast
+    from pathlib import Path
+
+    import playground.localapi
+
+    imported = set()
+    for path in Path(playground.localapi.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported.update(f"{node.module}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.Import):
+                imported.update(alias.name for alias in node.names)
+    outside = {
+        name for name in imported if name.startswith("playground.") and not name.startswith("playground.localapi")
+    }
+    assert outside == {"playground.inputs", "playground.lib.detached", "playground.lib.fetch"}
+    assert not {name for name in imported if name.startswith(("playground.upstream", "httpx"))}
