@@ -102,3 +102,18 @@ def headerless_video(seconds: int = 700) -> bytes:
         for packet in stream.encode():
             container.mux(packet)
     return bytes(pipe.data)
+
+
+@cache
+def huge_frame_video(width: int = 6000, height: int = 5000) -> bytes:
+    """One black frame of width × height px in MP4 (30,000,000 pixels: about 320 KB)."""
+    out = io.BytesIO()
+    with av.open(out, "w", format="mp4") as container:
+        stream = container.add_stream("mpeg4", rate=1)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        frame = av.VideoFrame(width, height, "yuv420p")
+        for plane in frame.planes:
+            plane.update(bytes(plane.buffer_size))
+        for packet in [*stream.encode(frame), *stream.encode()]:
+            container.mux(packet)
+    return out.getvalue()

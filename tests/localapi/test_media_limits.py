@@ -27,6 +27,17 @@ def test_a_one_bit_pixel_bomb_is_refused_from_its_header(api):
     assert "LOCAL_API_MEDIA_MAX_PIXELS" in message
 
 
+def test_an_image_past_pillows_own_bomb_guard_is_refused_in_the_same_words(api):
+    message = refusal(ask(api, "local/vision", image(data_uri("image/png", bombs.pixel_png(20000, 20000)))))
+    assert "over the limit of 25,000,000 pixels (LOCAL_API_MEDIA_MAX_PIXELS)" in message
+
+
+def test_a_video_frame_over_the_pixel_limit_is_refused_without_being_allocated(api):
+    part = {"type": "video_url", "video_url": {"url": data_uri("video/mp4", bombs.huge_frame_video())}}
+    message = refusal(ask(api, "local/omni", part))
+    assert "over the limit of 25,000,000 pixels (LOCAL_API_MEDIA_MAX_PIXELS)" in message
+
+
 def undecodable_png(width: int, height: int) -> bytes:
     """A PNG whose header is sound and whose pixel data is not: only decoding it can fail."""
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)

@@ -120,7 +120,13 @@ def _open_image(data: bytes):
         return Image.open(io.BytesIO(data), formats=IMAGE_FORMATS)
     except UnidentifiedImageError as exc:
         raise MediaError(f"not a decodable image (formats read: {', '.join(IMAGE_FORMATS)})") from exc
-    except (*_IMAGE_ERRORS, Image.DecompressionBombError) as exc:
+    except Image.DecompressionBombError as exc:
+        # Pillow's own guard, at twice its MAX_IMAGE_PIXELS, fires while opening, before our check can.
+        limit = settings.LOCAL_API_MEDIA_MAX_PIXELS
+        raise MediaError(
+            f"the image is over the limit of {limit:,} pixels (LOCAL_API_MEDIA_MAX_PIXELS): {exc}"
+        ) from exc
+    except _IMAGE_ERRORS as exc:
         raise MediaError(f"not a decodable image ({exc})") from exc
 
 
@@ -205,7 +211,9 @@ def _open_av(data: bytes, kind: str):
     import av
 
     try:
-        return av.open(io.BytesIO(data), options={"probesize": str(5 * 1024 * 1024)})
+        # max_pixels reaches the decoders that probing opens: a huge frame is not allocated, its size reads as 0.
+        options = {"probesize": str(5 * 1024 * 1024), "max_pixels": str(settings.LOCAL_API_MEDIA_MAX_PIXELS)}
+        return av.open(io.BytesIO(data), options=options)
     except (av.FFmpegError, ValueError, OSError, EOFError, IndexError, MemoryError) as exc:
         raise MediaError(f"not decodable {kind} ({_av_words(exc)})") from exc
 
@@ -242,6 +250,11 @@ def describe_video(data: bytes, fps: int | None, max_frams: int | None) -> Probe
                 raise MediaError("no video stream in the data")
             stream = container.streams.video[0]
             width, height, codec = stream.codec_context.width, stream.codec_context.height, stream.codec_context.name
+            if not width or not height:
+                raise MediaError(
+                    f"the video's frame size is unreadable or over the limit of "
+                    f"{settings.LOCAL_API_MEDIA_MAX_PIXELS:,} pixels (LOCAL_API_MEDIA_MAX_PIXELS)"
+                )
             _check_pixels(width, height, "a video frame")
             native_fps = float(stream.average_rate or stream.guessed_rate or 0)
             duration = _duration(container, stream, "the video")
