@@ -1,12 +1,15 @@
 """Media by its header first: bombs are refused in words before they are decoded (issue "Every input", item 4)."""
 
+import asyncio
 import struct
+import threading
+import time
 import zlib
 
 import pytest
 
 from tests.localapi import bombs
-from tests.localapi.test_chat_media import ask, content, data_uri
+from tests.localapi.test_chat_media import ask, content, data_uri, png
 
 
 def image(url: str) -> dict:
@@ -110,3 +113,33 @@ def test_garbage_media_is_a_400_in_words(api, part, mime):
     garbage = {"type": part, part: {"url": data_uri(mime, b"\x00\x01garbage" * 100)}}
     message = refusal(ask(api, "local/omni", garbage))
     assert message.startswith("messages[0].content[1]: not ") and "decodable" in message and "<" not in message
+
+
+async def test_parallel_requests_wait_for_the_media_pool_instead_of_decoding_all_at_once(settings, monkeypatch):
+    from playground.localapi.engines import chat, media
+
+    settings.LOCAL_API_MEDIA_WORKERS = 2
+    media.pool.cache_clear()
+    running, most = 0, 0
+    lock = threading.Lock()
+    real_decode = media.decode
+
+    def decode(part):
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        time.sleep(0.1)
+        with lock:
+            running -= 1
+        return real_decode(part)
+
+    monkeypatch.setattr(media, "decode", decode)
+    body = {"model": "local/vision", "messages": [{"role": "user", "content": [image(data_uri("image/png", png()))]}]}
+    try:
+        prepared = await asyncio.gather(*(chat.prepare(body) for _ in range(8)))
+    finally:
+        media.pool().shutdown()
+        media.pool.cache_clear()
+    assert most == 2
+    assert all(p.request.messages[0].media[0].info["width"] == 40 for p in prepared)

@@ -65,7 +65,7 @@ async def _probe(where: str, medium: str, url: str, options: dict) -> media.Prob
     """The part's bytes (from its data: URI, or fetched by address through the outbound guard), header read."""
     if url.startswith("data:"):
         try:
-            mime, data = media.decode_data_uri(url)
+            mime, data = await _in_pool(media.decode_data_uri, url)
         except media.MediaError as exc:
             raise InvalidRequest(f"{where}: {exc}") from exc
     else:
