@@ -222,8 +222,9 @@ ENCRYPTION_KEYS = env_list("PLAYGROUND_ENCRYPTION_KEYS") or [
     persisted_secret(".encryption_key", lambda: Fernet.generate_key().decode())
 ]
 
-# Hosts users may point connections at (e.g. "api.example.com,*.example.org"). When unset, any public
-# host is allowed and private, loopback and link-local addresses are refused.
+# Hosts users may point connections at, and the local API may fetch media parts from (e.g.
+# "api.example.com,*.example.org"); checked by playground/lib/guard.py. When unset, any public host is allowed
+# and private, loopback and link-local addresses are refused.
 ALLOWED_UPSTREAM_HOSTS = env_list("PLAYGROUND_ALLOWED_UPSTREAM_HOSTS")
 
 # The embedded local API on this same server; the built-in Local connection points here.

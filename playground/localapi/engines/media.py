@@ -218,7 +218,7 @@ def _open_av(data: bytes, kind: str):
         raise MediaError(f"not decodable {kind} ({_av_words(exc)})") from exc
 
 
-def describe_audio(data: bytes) -> Probe:
+def probe_audio(data: bytes) -> Probe:
     """Everything from the header: no frame is decoded."""
     import av
 
@@ -239,7 +239,7 @@ def describe_audio(data: bytes) -> Probe:
     return Probe(kind="audio", data=data, tokens=media.tokens, info=info, media=media)
 
 
-def describe_video(data: bytes, fps: int | None, max_frams: int | None) -> Probe:
+def probe_video(data: bytes, fps: int | None, max_frams: int | None) -> Probe:
     """Frames used = min(fps × T, max_frams), T the video length in seconds (spec 2.4 rule 2); everything from
     the header, no frame is decoded."""
     import av
@@ -370,8 +370,8 @@ def probe(kind: str, mime: str, data: bytes, *, fps: int | None = None, max_fram
             return probe_pdf(data)
         return probe_image(data)
     if kind == "audio":
-        return describe_audio(data)
-    return describe_video(data, fps, max_frams)
+        return probe_audio(data)
+    return probe_video(data, fps, max_frams)
 
 
 def decode(part: Probe) -> Media:
