@@ -264,8 +264,9 @@ ENCRYPTION_KEYS = env_list("PLAYGROUND_ENCRYPTION_KEYS") or [
     persisted_secret(".encryption_key", lambda: Fernet.generate_key().decode())
 ]
 
-# Hosts users may point connections at (e.g. "api.example.com,*.example.org"). When unset, any public
-# host is allowed and private, loopback and link-local addresses are refused.
+# Hosts users may point connections at, and the local API may fetch media parts from (e.g.
+# "api.example.com,*.example.org"); checked by playground/lib/guard.py. When unset, any public host is allowed
+# and private, loopback and link-local addresses are refused.
 ALLOWED_UPSTREAM_HOSTS = env_list("PLAYGROUND_ALLOWED_UPSTREAM_HOSTS")
 
 # The embedded local API on this same server; the built-in Local connection points here.
@@ -284,6 +285,17 @@ LOCAL_API_TOKEN_RATE = float(os.environ.get("LOCAL_API_TOKEN_RATE", "40"))
 # Rate limits per key of the local API.
 LOCAL_API_RPM = int(os.environ.get("LOCAL_API_RPM", "600"))
 LOCAL_API_TPM = int(os.environ.get("LOCAL_API_TPM", "2000000"))
+# Media parts of the local API (engines/media.py), checked from their header before anything is decoded:
+# pixels of an image or a video frame, seconds of audio or video, pages of a PDF; decoding runs in a pool of
+# LOCAL_API_MEDIA_WORKERS threads, so parallel uploads wait their turn instead of adding up in memory.
+LOCAL_API_MEDIA_MAX_PIXELS = int(os.environ.get("LOCAL_API_MEDIA_MAX_PIXELS", "25000000"))
+LOCAL_API_MEDIA_MAX_SECONDS = float(os.environ.get("LOCAL_API_MEDIA_MAX_SECONDS", "600"))
+LOCAL_API_MEDIA_MAX_PAGES = int(os.environ.get("LOCAL_API_MEDIA_MAX_PAGES", "50"))
+LOCAL_API_MEDIA_WORKERS = int(os.environ.get("LOCAL_API_MEDIA_WORKERS", "2"))
+# Media parts given by address (http/https, through the outbound guard): timeouts in seconds.
+LOCAL_API_FETCH_CONNECT_TIMEOUT = float(os.environ.get("LOCAL_API_FETCH_CONNECT_TIMEOUT", "5"))
+LOCAL_API_FETCH_READ_TIMEOUT = float(os.environ.get("LOCAL_API_FETCH_READ_TIMEOUT", "10"))
+LOCAL_API_FETCH_TOTAL_TIMEOUT = float(os.environ.get("LOCAL_API_FETCH_TOTAL_TIMEOUT", "30"))
 
 # Upstream HTTP client.
 UPSTREAM_TIMEOUT = float(os.environ.get("PLAYGROUND_UPSTREAM_TIMEOUT", "120"))

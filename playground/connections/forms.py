@@ -2,8 +2,7 @@ from django import forms
 from django.core.validators import MaxValueValidator, MinValueValidator
 
 from playground.connections.models import Connection
-from playground.upstream.errors import UpstreamError
-from playground.upstream.guard import check_url_sync
+from playground.lib.guard import Refused, check_url_sync
 
 MAX_TIMEOUT = 3600
 
@@ -59,7 +58,7 @@ class ConnectionForm(forms.ModelForm):
             raise forms.ValidationError("base_url: the API root must end in /v1 (e.g. https://api.example.com/v1).")
         try:
             check_url_sync(url)
-        except UpstreamError as error:
+        except Refused as error:
             raise forms.ValidationError(f"base_url: {error.message}") from None
         return url
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 import httpx
 from django.conf import settings
 
+from playground.lib import guard
 from playground.upstream import sse
 from playground.upstream.errors import UpstreamError, limit_type_in
-from playground.upstream.guard import PinnedBackend, check_url
 from playground.upstream.redact import redact_response_error
 
 log = logging.getLogger(__name__)
@@ -51,12 +51,20 @@ class Result:
     headers: dict[str, str]
 
 
-def _pinned_transport(limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
-    """A transport whose connections go to the address the guard checked (no second DNS lookup)."""
-    transport = httpx.AsyncHTTPTransport(limits=limits)
-    pool = transport._pool  # httpx exposes no network_backend option; httpcore's pool takes one.
-    pool._network_backend = PinnedBackend(pool._network_backend)
-    return transport
+def _refused(exc: guard.Refused) -> UpstreamError:
+    return UpstreamError(kind=exc.kind, message=exc.message)
+
+
+class _PinnedBackend(guard.PinnedBackend):
+    """The guard's pinned connections, refusing with the client's one error type."""
+
+    async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):  # noqa: ASYNC109
+        try:
+            return await super().connect_tcp(
+                host, port, timeout=timeout, local_address=local_address, socket_options=socket_options
+            )
+        except guard.Refused as exc:
+            raise _refused(exc) from None
 
 
 def get_client(trusted: bool = False) -> httpx.AsyncClient:
@@ -71,7 +79,7 @@ def get_client(trusted: bool = False) -> httpx.AsyncClient:
         client = httpx.AsyncClient(
             timeout=httpx.Timeout(settings.UPSTREAM_TIMEOUT, connect=settings.UPSTREAM_CONNECT_TIMEOUT),
             limits=limits,
-            transport=None if trusted else _pinned_transport(limits),
+            transport=None if trusted else guard.pinned_transport(limits, _PinnedBackend),
             follow_redirects=False,
         )
         _clients[(loop, trusted)] = client
@@ -107,7 +115,10 @@ def trace_id_of(headers) -> str:
 
 async def _check(endpoint: Endpoint) -> None:
     if not endpoint.trusted:
-        await check_url(endpoint.base_url)
+        try:
+            await guard.check_url(endpoint.base_url)
+        except guard.Refused as exc:
+            raise _refused(exc) from None
 
 
 def _error_from_response(response: httpx.Response, body: bytes) -> UpstreamError:

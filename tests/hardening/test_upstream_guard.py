@@ -4,7 +4,8 @@ import asyncio
 
 import pytest
 
-from playground.upstream import client, guard
+from playground.lib import guard
+from playground.upstream import client
 from playground.upstream.client import Endpoint
 from playground.upstream.errors import UpstreamError
 

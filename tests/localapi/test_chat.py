@@ -245,6 +245,18 @@ def test_stop_accepts_a_single_string_and_null(api):
     assert answer(chat(api, FRUITS, stop=None)) == "1. apple\n2. banana\n3. cherry\n4. mango"
 
 
+def test_an_empty_stop_array_is_refused_on_text_models(api):
+    response = chat(api, FRUITS, stop=[])
+    assert response.status_code == 400
+    assert response.json()["message"].startswith("stop: ")
+    assert "1 to 4 strings" in response.json()["message"]
+
+
+def test_an_empty_stop_array_is_the_multimodal_default(api):
+    body = {"model": "local/vision", "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}
+    assert api.post("/chat/completions", json={**body, "stop": []}).status_code == 200
+
+
 def test_max_tokens_cuts_the_answer_with_finish_reason_length(api):
     response = chat(api, "[say:Trees grow slowly, and their rings record every dry summer.]", max_tokens=5)
     body = response.json()
@@ -300,9 +312,9 @@ def test_thinking_budget_limits_reasoning_tokens(api):
     assert body["usage"]["completion_tokens_details"]["reasoning_tokens"] == 128
 
 
-def test_enable_thinking_false_gives_no_reasoning(api):
-    body = chat(api, "hello", model="local/reasoner", enable_thinking=False).json()
-    assert body["choices"][0]["message"]["reasoning_content"] is None
+def test_enable_thinking_false_gives_an_empty_reasoning_string(api):
+    body = chat(api, "hello", model="local/reasoner", enable_thinking=False, n=2).json()
+    assert [c["message"]["reasoning_content"] for c in body["choices"]] == ["", ""]
     assert body["usage"]["completion_tokens_details"]["reasoning_tokens"] == 0
 
 

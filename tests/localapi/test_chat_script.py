@@ -78,7 +78,7 @@ def test_think_is_the_reasoning_of_a_reasoning_model(api):
     assert message == {"role": "assistant", "content": "**4**", "reasoning_content": "Two and two make four."}
     assert body["usage"]["completion_tokens_details"]["reasoning_tokens"] > 0
     off = chat(api, "[think:hidden] [say:ok]", model="local/reasoner", enable_thinking=False).json()
-    assert off["choices"][0]["message"]["reasoning_content"] is None
+    assert off["choices"][0]["message"]["reasoning_content"] == ""
     assert off["choices"][0]["message"]["content"] == "ok"
 
 

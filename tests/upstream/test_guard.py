@@ -1,9 +1,9 @@
 import pytest
 
+from playground.lib.guard import is_public
 from playground.upstream import client
 from playground.upstream.client import Endpoint
 from playground.upstream.errors import UpstreamError
-from playground.upstream.guard import is_public
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,13 @@
-"""Decoding of multimodal input parts from their actual bytes: images (Pillow), audio and video (PyAV),
-PDFs (pypdf). Blocking and CPU-bound: call these from a thread.
+"""Multimodal input parts read from their actual bytes: images (Pillow), audio and video (PyAV), PDFs (pypdf).
 
-The local API never fetches remote addresses (no SSRF): parts must carry base64 `data:` URIs.
+In two steps, so that what a part costs is known before it is paid for:
+1. `probe` reads the header only (dimensions, duration, page count), refuses in words what is over a limit
+   (settings LOCAL_API_MEDIA_MAX_PIXELS, _MAX_SECONDS, _MAX_PAGES) and counts the part's tokens;
+2. `decode` then decodes only what the description needs: an image reduced while it loads (Pillow's draft
+   and reduce), no audio or video frame at all (their facts are in the header), at most the allowed pages of
+   a PDF with pypdf's decompression limits lowered.
+Both block and use the CPU: run them in `pool()`, whose few threads make parallel uploads wait their turn.
+Every decoder's error becomes a MediaError (a 400 in words), never a 500.
 """
 
 import base64
@@ -9,10 +15,22 @@ import binascii
 import io
 import math
 import re
+import struct
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import cache
+
+from django.conf import settings
 
 from playground.localapi.engines.generator import Media
 
 MAX_BYTES = 20 * 1024 * 1024
+# Image formats read; the others Pillow knows (EPS through Ghostscript, ICNS, ...) are refused unread.
+IMAGE_FORMATS = ("PNG", "JPEG", "GIF", "WEBP", "BMP", "TIFF")
+# Bytes one PDF stream may inflate to (pypdf's default is 75 MB per stream).
+PDF_STREAM_BYTES = 16 * 1024 * 1024
+# Packets demuxed (never decoded) to measure audio or video whose header gives no duration.
+MAX_PACKETS = 200_000
 _DATA_URI = re.compile(r"^data:([\w.+-]+/[\w.+-]+)?((?:;[\w-]+=[^;,]*)*)(;base64)?,(.*)$", re.S)
 
 # Basic colour names for "dominant colours"; each pixel goes to the nearest one.
@@ -33,7 +51,25 @@ _PALETTE = {
 
 
 class MediaError(ValueError):
-    """The part's data cannot be decoded; the message says why (it becomes a 400)."""
+    """The part's data is refused or cannot be decoded; the message says why (it becomes a 400)."""
+
+
+@dataclass
+class Probe:
+    """What a part's header says: its kind, its facts and its tokens, known before it is decoded.
+
+    Audio and video are complete here (`media`): their description needs nothing but the header."""
+
+    kind: str  # image | audio | video | pdf
+    data: bytes
+    tokens: int
+    info: dict
+    media: Media | None = None
+
+
+@cache
+def pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=settings.LOCAL_API_MEDIA_WORKERS, thread_name_prefix="media")
 
 
 def decode_data_uri(url: str) -> tuple[str, bytes]:
@@ -58,17 +94,67 @@ def _nearest(rgb) -> str:
     return min(_PALETTE, key=lambda name: sum((a - b) ** 2 for a, b in zip(rgb, _PALETTE[name], strict=True)))
 
 
-def describe_image(data: bytes) -> Media:
+def _check_pixels(width: int, height: int, what: str) -> None:
+    limit = settings.LOCAL_API_MEDIA_MAX_PIXELS
+    if width * height > limit:
+        raise MediaError(
+            f"{what} of {width}×{height} px has {width * height:,} pixels, over the limit of {limit:,} "
+            "(LOCAL_API_MEDIA_MAX_PIXELS); refused before decoding"
+        )
+
+
+def _check_seconds(seconds: float, what: str) -> None:
+    limit = settings.LOCAL_API_MEDIA_MAX_SECONDS
+    if seconds > limit:
+        raise MediaError(f"{what} lasts {seconds:.1f} s, over the limit of {limit:g} s (LOCAL_API_MEDIA_MAX_SECONDS)")
+
+
+# What Pillow raises on bytes it cannot read: broken headers, truncated data, bombs, bad parameters.
+_IMAGE_ERRORS = (OSError, ValueError, SyntaxError, EOFError, IndexError, struct.error, MemoryError)
+
+
+def _open_image(data: bytes):
     from PIL import Image, UnidentifiedImageError
 
     try:
-        image = Image.open(io.BytesIO(data))
-        image.load()
-    except (UnidentifiedImageError, OSError, Image.DecompressionBombError) as exc:
+        return Image.open(io.BytesIO(data), formats=IMAGE_FORMATS)
+    except UnidentifiedImageError as exc:
+        raise MediaError(f"not a decodable image (formats read: {', '.join(IMAGE_FORMATS)})") from exc
+    except Image.DecompressionBombError as exc:
+        # Pillow's own guard, at twice its MAX_IMAGE_PIXELS, fires while opening, before our check can.
+        limit = settings.LOCAL_API_MEDIA_MAX_PIXELS
+        raise MediaError(
+            f"the image is over the limit of {limit:,} pixels (LOCAL_API_MEDIA_MAX_PIXELS): {exc}"
+        ) from exc
+    except _IMAGE_ERRORS as exc:
         raise MediaError(f"not a decodable image ({exc})") from exc
-    width, height, fmt = image.width, image.height, image.format or "image"
-    small = image.convert("RGB")
-    small.thumbnail((64, 64))
+
+
+def probe_image(data: bytes) -> Probe:
+    """Dimensions from the header (Image.open reads nothing more); tokens as the hosted vision models count
+    them: a base cost plus one per 512-px tile."""
+    image = _open_image(data)
+    width, height = image.size
+    _check_pixels(width, height, "the image")
+    tokens = 85 + 170 * math.ceil(width / 512) * math.ceil(height / 512)
+    info = {"width": width, "height": height, "format": image.format or "image", "mode": image.mode}
+    return Probe(kind="image", data=data, tokens=tokens, info=info)
+
+
+def describe_image(probe: Probe) -> Media:
+    """Dominant colours from a 64-px thumbnail, decoded reduced where the format allows (JPEG's draft) and
+    shrunk in its own mode before any conversion, so a large one-bit image never becomes a large RGB one."""
+    from PIL import Image
+
+    image = _open_image(probe.data)
+    try:
+        image.draft("RGB", (256, 256))
+        if image.mode.startswith("I;16"):
+            image = image.convert("I")
+        image.thumbnail((64, 64))
+        small = image.convert("RGB")
+    except (*_IMAGE_ERRORS, Image.DecompressionBombError) as exc:
+        raise MediaError(f"not a decodable image: {exc}") from exc
     counts: dict[str, int] = {}
     for count, rgb in small.getcolors(64 * 64) or []:
         name = _nearest(rgb)
@@ -76,60 +162,106 @@ def describe_image(data: bytes) -> Media:
     total = sum(counts.values()) or 1
     colours = [(name, round(100 * c / total)) for name, c in sorted(counts.items(), key=lambda kv: -kv[1])]
     colours = [(name, pct) for name, pct in colours if pct >= 5][:4] or colours[:1]
-    # Image tokens as the hosted vision models count them: a base cost plus one per 512-px tile.
-    tokens = 85 + 170 * math.ceil(width / 512) * math.ceil(height / 512)
+    info = {**probe.info, "colours": colours}
     listed = ", ".join(f"{name} ({pct}%)" for name, pct in colours)
-    summary = f"{width}×{height} px {fmt} image ({image.mode}); dominant colours: {listed}."
-    info = {"width": width, "height": height, "format": fmt, "mode": image.mode, "colours": colours}
-    return Media(kind="image", info=info, tokens=tokens, summary=summary)
+    size = f"{info['width']}×{info['height']} px"
+    summary = f"{size} {info['format']} image ({info['mode']}); dominant colours: {listed}."
+    return Media(kind="image", info=info, tokens=probe.tokens, summary=summary)
 
 
-def _duration(container) -> float:
+def _header_duration(container, stream) -> float | None:
     if container.duration:
         return container.duration / 1_000_000
-    stream = next(iter(container.streams), None)
-    if stream is not None and stream.duration and stream.time_base:
+    if stream.duration and stream.time_base:
         return float(stream.duration * stream.time_base)
-    return 0.0
+    return None
 
 
-def describe_audio(data: bytes) -> Media:
+def _duration(container, stream, what: str) -> float:
+    """The length from the header; without one, from the packets' timestamps, demuxed (never decoded) and
+    stopped as soon as they pass the limit."""
+    seconds = _header_duration(container, stream)
+    if seconds is not None:
+        _check_seconds(seconds, what)
+        return seconds
+    limit = settings.LOCAL_API_MEDIA_MAX_SECONDS
+    start = end = None
+    for count, packet in enumerate(container.demux(stream)):
+        if count >= MAX_PACKETS:
+            raise MediaError(f"{what} has no duration in its header and more than {MAX_PACKETS:,} packets")
+        if packet.pts is None or packet.time_base is None:
+            continue
+        at = float(packet.pts * packet.time_base)
+        start = at if start is None else min(start, at)
+        end = max(end or at, at + float((packet.duration or 0) * packet.time_base))
+        if end - start > limit:
+            raise MediaError(
+                f"{what} has no duration in its header and runs past the limit of {limit:g} s "
+                "(LOCAL_API_MEDIA_MAX_SECONDS)"
+            )
+    return (end - start) if start is not None else 0.0
+
+
+def _av_words(exc: Exception) -> str:
+    """FFmpeg's reason without its error number and file name (`Invalid data found when processing input`)."""
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+
+
+def _open_av(data: bytes, kind: str):
     import av
 
     try:
-        with av.open(io.BytesIO(data)) as container:
+        # max_pixels reaches the decoders that probing opens: a huge frame is not allocated, its size reads as 0.
+        options = {"probesize": str(5 * 1024 * 1024), "max_pixels": str(settings.LOCAL_API_MEDIA_MAX_PIXELS)}
+        return av.open(io.BytesIO(data), options=options)
+    except (av.FFmpegError, ValueError, OSError, EOFError, IndexError, MemoryError) as exc:
+        raise MediaError(f"not decodable {kind} ({_av_words(exc)})") from exc
+
+
+def probe_audio(data: bytes) -> Probe:
+    """Everything from the header: no frame is decoded."""
+    import av
+
+    try:
+        with _open_av(data, "audio") as container:
             if not container.streams.audio:
                 raise MediaError("no audio stream in the data")
             stream = container.streams.audio[0]
             rate, channels, codec = stream.rate, stream.channels, stream.codec_context.name
-            duration = _duration(container)
-            if not duration:
-                samples = sum(frame.samples for frame in container.decode(audio=0))
-                duration = samples / rate if rate else 0.0
-    except av.error.FFmpegError as exc:
-        raise MediaError(f"not decodable audio ({exc})") from exc
+            duration = _duration(container, stream, "the audio")
+    except (av.FFmpegError, ValueError, OSError, EOFError, IndexError, MemoryError) as exc:
+        if isinstance(exc, MediaError):
+            raise
+        raise MediaError(f"not decodable audio ({_av_words(exc)})") from exc
     summary = f"{duration:.2f} s of {codec} audio, {rate} Hz, {channels} channel{'s' if channels != 1 else ''}."
     info = {"duration": round(duration, 3), "sample_rate": rate, "channels": channels, "codec": codec}
-    return Media(kind="audio", info=info, tokens=max(1, math.ceil(duration * 25)), summary=summary)
+    media = Media(kind="audio", info=info, tokens=max(1, math.ceil(duration * 25)), summary=summary)
+    return Probe(kind="audio", data=data, tokens=media.tokens, info=info, media=media)
 
 
-def describe_video(data: bytes, fps: int | None, max_frams: int | None) -> Media:
-    """Frames used = min(fps × T, max_frams), T the video length in seconds (spec 2.4 rule 2)."""
+def probe_video(data: bytes, fps: int | None, max_frams: int | None) -> Probe:
+    """Frames used = min(fps × T, max_frams), T the video length in seconds (spec 2.4 rule 2); everything from
+    the header, no frame is decoded."""
     import av
 
     try:
-        with av.open(io.BytesIO(data)) as container:
+        with _open_av(data, "video") as container:
             if not container.streams.video:
                 raise MediaError("no video stream in the data")
             stream = container.streams.video[0]
             width, height, codec = stream.codec_context.width, stream.codec_context.height, stream.codec_context.name
+            if not width or not height:
+                raise MediaError(
+                    f"the video's frame size is unreadable or over the limit of "
+                    f"{settings.LOCAL_API_MEDIA_MAX_PIXELS:,} pixels (LOCAL_API_MEDIA_MAX_PIXELS)"
+                )
+            _check_pixels(width, height, "a video frame")
             native_fps = float(stream.average_rate or stream.guessed_rate or 0)
-            duration = _duration(container)
-            if not duration:
-                frames = sum(1 for _ in container.decode(video=0))
-                duration = frames / native_fps if native_fps else 0.0
-    except av.error.FFmpegError as exc:
-        raise MediaError(f"not decodable video ({exc})") from exc
+            duration = _duration(container, stream, "the video")
+    except (av.FFmpegError, ValueError, OSError, EOFError, IndexError, MemoryError) as exc:
+        if isinstance(exc, MediaError):
+            raise
+        raise MediaError(f"not decodable video ({_av_words(exc)})") from exc
     fps = fps or 1
     sampled = fps * duration
     frames = math.floor(sampled if max_frams is None else min(sampled, max_frams))
@@ -148,18 +280,73 @@ def describe_video(data: bytes, fps: int | None, max_frams: int | None) -> Media
         "frames": frames,
         "codec": codec,
     }
-    return Media(kind="video", info=info, tokens=frames * 64, summary=summary)
+    media = Media(kind="video", info=info, tokens=frames * 64, summary=summary)
+    return Probe(kind="video", data=data, tokens=media.tokens, info=info, media=media)
 
 
-def extract_pdf(data: bytes) -> Media:
+# pypdf raises PyPdfError (LimitReachedError, PdfReadError, ...) on what it refuses, NotImplementedError on an
+# unknown filter, and plain Python errors on some malformed files.
+_PDF_ERRORS = (
+    ValueError,
+    KeyError,
+    TypeError,
+    AttributeError,
+    IndexError,
+    RecursionError,
+    MemoryError,
+    OSError,
+    NotImplementedError,
+)
+
+
+def _pdf_limits():
+    from pypdf import apply_configuration
+
+    return apply_configuration(
+        zlib_maximum_output_length=PDF_STREAM_BYTES,
+        lzw_maximum_output_length=PDF_STREAM_BYTES,
+        run_length_maximum_output_length=PDF_STREAM_BYTES,
+        brotli_maximum_output_length=PDF_STREAM_BYTES,
+        array_based_stream_maximum_output_length=PDF_STREAM_BYTES,
+        stream_decoding_work_maximum_length=4 * PDF_STREAM_BYTES,
+        image_maximum_buffer_size=PDF_STREAM_BYTES,
+    )
+
+
+def _pdf_error(exc: Exception) -> MediaError:
+    from pypdf.errors import LimitReachedError
+
+    if isinstance(exc, LimitReachedError):
+        return MediaError(f"a PDF stream inflates past the limit of {PDF_STREAM_BYTES // (1024 * 1024)} MB ({exc})")
+    return MediaError(f"not a readable PDF ({exc or type(exc).__name__})")
+
+
+def probe_pdf(data: bytes) -> Probe:
+    """The page count from the page tree; no content stream is read. Tokens are counted from the text later."""
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import PyPdfError
 
     try:
-        reader = PdfReader(io.BytesIO(data))
-        pages = [page.extract_text() or "" for page in reader.pages]
-    except (PdfReadError, ValueError, KeyError, TypeError) as exc:
-        raise MediaError(f"not a readable PDF ({exc})") from exc
+        with _pdf_limits():
+            pages = len(PdfReader(io.BytesIO(data)).pages)
+    except (PyPdfError, *_PDF_ERRORS) as exc:
+        raise _pdf_error(exc) from exc
+    limit = settings.LOCAL_API_MEDIA_MAX_PAGES
+    if pages > limit:
+        raise MediaError(f"the PDF has {pages} pages, over the limit of {limit} (LOCAL_API_MEDIA_MAX_PAGES)")
+    return Probe(kind="pdf", data=data, tokens=10, info={"pages": pages})
+
+
+def extract_pdf(probe: Probe) -> Media:
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    try:
+        with _pdf_limits():
+            reader = PdfReader(io.BytesIO(probe.data))
+            pages = [page.extract_text() or "" for page in reader.pages[: settings.LOCAL_API_MEDIA_MAX_PAGES]]
+    except (PyPdfError, *_PDF_ERRORS) as exc:
+        raise _pdf_error(exc) from exc
     text = "\n\n".join(p.strip() for p in pages if p.strip())
     n_words = len(text.split())
     summary = f"PDF document, {len(pages)} page{'s' if len(pages) != 1 else ''}, {n_words} words of text extracted."
@@ -174,15 +361,23 @@ def extract_pdf(data: bytes) -> Media:
     )
 
 
-def describe(kind: str, url: str, *, fps: int | None = None, max_frams: int | None = None, pdf: bool = False):
-    """Decode one part. `kind` is image | audio | video; images may be PDFs when `pdf` is allowed."""
-    mime, data = decode_data_uri(url)
+def probe(kind: str, mime: str, data: bytes, *, fps: int | None = None, max_frams: int | None = None, pdf=False):
+    """Read one part's header. `kind` is image | audio | video; images may be PDFs when `pdf` is allowed."""
     if kind == "image":
         if mime == "application/pdf" or data[:5] == b"%PDF-":
             if not pdf:
                 raise MediaError("PDF input is accepted only by the OCR model local/ocr")
-            return extract_pdf(data)
-        return describe_image(data)
+            return probe_pdf(data)
+        return probe_image(data)
     if kind == "audio":
-        return describe_audio(data)
-    return describe_video(data, fps, max_frams)
+        return probe_audio(data)
+    return probe_video(data, fps, max_frams)
+
+
+def decode(part: Probe) -> Media:
+    """Decode what the description of a probed part needs."""
+    if part.media is not None:
+        return part.media
+    if part.kind == "pdf":
+        return extract_pdf(part)
+    return describe_image(part)

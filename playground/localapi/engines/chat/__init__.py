@@ -8,7 +8,8 @@ Choices made where the spec is silent (documented in /local/v1/openapi.json too)
   the whole API are ignored; a null value counts as absent.
 - Text models accept `content` as a string or an array of text parts; media parts need a multimodal model.
 - The role `tool` (OpenAI) is accepted by models that support tools, after an assistant message with tool_calls.
-- Media parts must be base64 `data:` URIs: the local API never fetches remote addresses (no SSRF).
+- Media parts are base64 `data:` URIs or http(s) addresses, fetched through the outbound guard
+  (playground/lib/fetch.py: allowed hosts only, timeouts, the size limit of data URIs, the part's content type).
 - `n` is at most 8. `max_tokens` bounds the answer; reasoning is bounded by `thinking_budget` instead.
   `max_tokens` above the model's max_output is a 400; without it, the answer may use
   min(max_output, context window - input tokens).

@@ -8,7 +8,11 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field
+from functools import partial
 
+from django.conf import settings
+
+from playground.lib import fetch
 from playground.localapi.engines import generator, media
 from playground.localapi.engines.chat.validation import InvalidRequest, validate
 from playground.localapi.engines.generator import Answer, Message, PromptCache, script
@@ -39,18 +43,97 @@ class Choice:
     finish_reason: str
 
 
-def _decode_all(media_parts: list) -> dict[str, generator.Media]:
-    decoded = {}
-    for where, medium, url, options in media_parts:
+# What a fetched file's content type must start with, by the kind of its part.
+_ACCEPT = {"image": ("image/",), "audio": ("audio/",), "video": ("video/",)}
+
+
+def _fetch_limits() -> fetch.Limits:
+    return fetch.Limits(
+        max_bytes=media.MAX_BYTES,
+        connect_timeout=settings.LOCAL_API_FETCH_CONNECT_TIMEOUT,
+        read_timeout=settings.LOCAL_API_FETCH_READ_TIMEOUT,
+        total_timeout=settings.LOCAL_API_FETCH_TOTAL_TIMEOUT,
+    )
+
+
+async def _in_pool(function, *args, **kwargs):
+    """Run blocking media work in the media pool, where parallel requests wait for one of its few threads."""
+    return await asyncio.get_running_loop().run_in_executor(media.pool(), partial(function, *args, **kwargs))
+
+
+async def _probe(where: str, medium: str, url: str, options: dict) -> media.Probe:
+    """The part's bytes (from its data: URI, or fetched by address through the outbound guard), header read."""
+    if url.startswith("data:"):
         try:
-            decoded[where] = media.describe(medium, url, pdf=bool(options.get("pdf")), **_video(options))
+            mime, data = await _in_pool(media.decode_data_uri, url)
         except media.MediaError as exc:
             raise InvalidRequest(f"{where}: {exc}") from exc
-    return decoded
+    else:
+        pdf = bool(options.get("pdf"))
+        try:
+            fetched = await fetch.fetch(
+                url, accept=_ACCEPT[medium] + (("application/pdf",) if pdf else ()), limits=_fetch_limits()
+            )
+        except fetch.FetchError as exc:
+            raise InvalidRequest(f"{where}.{medium}_url.url: cannot fetch {_shown(url)}: {exc}") from exc
+        mime, data = fetched.content_type, fetched.data
+    try:
+        return await _in_pool(media.probe, medium, mime, data, pdf=bool(options.get("pdf")), **_video(options))
+    except media.MediaError as exc:
+        raise InvalidRequest(f"{where}: {exc}") from exc
+
+
+def _shown(url: str) -> str:
+    return url if len(url) <= 200 else url[:200] + "…"
+
+
+async def _decode(where: str, part: media.Probe) -> generator.Media:
+    try:
+        return await _in_pool(media.decode, part)
+    except media.MediaError as exc:
+        raise InvalidRequest(f"{where}: {exc}") from exc
 
 
 def _video(options: dict) -> dict:
     return {k: options[k] for k in ("fps", "max_frams") if k in options}
+
+
+def _messages(clean: dict, media_by_part: dict[str, generator.Media]) -> list[Message]:
+    messages = []
+    for raw in clean["messages"]:
+        prefix = f"messages[{raw['index']}].content["
+        messages.append(
+            Message(
+                role=raw["role"],
+                text=script.clean(raw["text"]),
+                media=[m for where, m in media_by_part.items() if where.startswith(prefix)],
+                tool_calls=raw["tool_calls"],
+                tool_call_id=raw["tool_call_id"],
+            )
+        )
+    return messages
+
+
+def _count(model: LocalModel, clean: dict, messages: list[Message]) -> tuple[int, list[tuple[str, int]]]:
+    """The prompt's tokens and its cache prefixes; InvalidRequest when they leave no room in the context window."""
+    tools_tokens = count_tokens(json.dumps(clean["tools"])) if clean["tools"] else 0
+    prompt_tokens, prefixes, running = 3 + tools_tokens, [], hashlib.sha256(model.id.encode())
+    for message in messages:
+        prompt_tokens += _message_tokens(message)
+        running.update(json.dumps([message.role, message.text, [m.summary for m in message.media]]).encode())
+        prefixes.append((running.hexdigest(), prompt_tokens))
+    if clean["max_tokens"] is not None and prompt_tokens + clean["max_tokens"] > model.context_window:
+        raise InvalidRequest(
+            f"max_tokens: input tokens ({prompt_tokens}) + max_tokens ({clean['max_tokens']}) = "
+            f"{prompt_tokens + clean['max_tokens']} exceed the context window of model {model.id} "
+            f"({model.context_window} tokens)"
+        )
+    if prompt_tokens >= model.context_window:
+        raise InvalidRequest(
+            f"messages: input tokens ({prompt_tokens}) exceed the context window of model {model.id} "
+            f"({model.context_window} tokens)"
+        )
+    return prompt_tokens, prefixes
 
 
 def _message_tokens(message: Message) -> int:
@@ -62,8 +145,8 @@ def _message_tokens(message: Message) -> int:
 
 
 async def prepare(body: dict, script_header: str | None = None) -> Prepared:
-    """Validate a request (and its script: directives, `X-Local-Script`) and decode its media (in a thread);
-    raises InvalidRequest."""
+    """Validate a request (and its script: directives, `X-Local-Script`), fetch and read its media (headers
+    first, then in the media pool); raises InvalidRequest."""
     model, clean = validate(body)
     try:
         stated = script.for_request(clean["messages"], clean["tools"], script_header)
@@ -73,38 +156,16 @@ async def prepare(body: dict, script_header: str | None = None) -> Prepared:
         (where, medium, url, {**options, "pdf": model.capabilities.get("pdf", False)})
         for where, medium, url, options in clean["media_parts"]
     ]
-    decoded = await asyncio.to_thread(_decode_all, media_parts) if media_parts else {}
-    messages = []
-    for raw in clean["messages"]:
-        prefix = f"messages[{raw['index']}].content["
-        items = [m for where, m in decoded.items() if where.startswith(prefix)]
-        messages.append(
-            Message(
-                role=raw["role"],
-                text=script.clean(raw["text"]),
-                media=items,
-                tool_calls=raw["tool_calls"],
-                tool_call_id=raw["tool_call_id"],
-            )
-        )
-    tools_tokens = count_tokens(json.dumps(clean["tools"])) if clean["tools"] else 0
-    prompt_tokens, prefixes, running = 3 + tools_tokens, [], hashlib.sha256(model.id.encode())
-    for message in messages:
-        prompt_tokens += _message_tokens(message)
-        running.update(json.dumps([message.role, message.text, [m.summary for m in message.media]]).encode())
-        prefixes.append((running.hexdigest(), prompt_tokens))
+    probes = {where: await _probe(where, medium, url, options) for where, medium, url, options in media_parts}
+    # Tokens are counted from the headers first: a request over the context window is refused before decoding.
+    headers_only = {
+        w: generator.Media(kind=p.kind, info=p.info, tokens=p.tokens, summary="") for w, p in probes.items()
+    }
+    _count(model, clean, _messages(clean, headers_only))
+    decoded = {where: await _decode(where, part) for where, part in probes.items()}
+    messages = _messages(clean, decoded)
+    prompt_tokens, prefixes = _count(model, clean, messages)
     room = model.context_window - prompt_tokens
-    if clean["max_tokens"] is not None and prompt_tokens + clean["max_tokens"] > model.context_window:
-        raise InvalidRequest(
-            f"max_tokens: input tokens ({prompt_tokens}) + max_tokens ({clean['max_tokens']}) = "
-            f"{prompt_tokens + clean['max_tokens']} exceed the context window of model {model.id} "
-            f"({model.context_window} tokens)"
-        )
-    if room < 1:
-        raise InvalidRequest(
-            f"messages: input tokens ({prompt_tokens}) exceed the context window of model {model.id} "
-            f"({model.context_window} tokens)"
-        )
     request = generator.Request(
         model=model.id,
         messages=messages,
@@ -189,7 +250,8 @@ def completion_id() -> str:
 def message_of(model: LocalModel, choice: Choice) -> dict:
     message = {"role": "assistant", "content": choice.answer.content}
     if model.capabilities.get("reasoning"):
-        message["reasoning_content"] = choice.answer.reasoning or None
+        # A string in every message (spec 2.5); only stream deltas may carry null.
+        message["reasoning_content"] = choice.answer.reasoning or ""
     if choice.answer.tool_calls:
         message["tool_calls"] = choice.answer.tool_calls
     return message

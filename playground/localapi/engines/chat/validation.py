@@ -132,9 +132,8 @@ def _validate_part(part, where: str, model: LocalModel, media_parts: list) -> st
     if not url.startswith("data:"):
         if model.capabilities.get("base64_images_only"):
             raise InvalidRequest(f"{where}.{kind}.url: model {model.id} accepts base64 image data only")
-        raise InvalidRequest(
-            f"{where}.{kind}.url: the local API accepts data: URIs only (it never fetches remote addresses)"
-        )
+        if not url.lower().startswith(("http://", "https://")):
+            raise InvalidRequest(f"{where}.{kind}.url: must be a base64 data: URI or an http:// or https:// address")
     media_parts.append((where, medium, url, options))
     return ""
 
@@ -190,7 +189,7 @@ def _validate_messages(body: dict, model: LocalModel, tools: list[dict]) -> tupl
     return parsed, media_parts
 
 
-def _validate_stop(body: dict) -> list[str]:
+def _validate_stop(body: dict, model: LocalModel) -> list[str]:
     stop = body.get("stop")
     if stop is None:
         return []
@@ -198,6 +197,9 @@ def _validate_stop(body: dict) -> list[str]:
         stop = [stop]
     if not isinstance(stop, list) or not all(isinstance(s, str) for s in stop):
         raise InvalidRequest("stop: must be a string, an array of 1 to 4 strings, or null")
+    # Text models take "an array of 1 to 4 strings" (spec 2.1); the multimodal variant's default is [] (2.2).
+    if not stop and not model.multimodal:
+        raise InvalidRequest(f"stop: an array of stop sequences must hold 1 to 4 strings for model {model.id} (got [])")
     if len(stop) > 4:
         raise InvalidRequest(f"stop: at most 4 stop sequences (got {len(stop)})")
     if any(not s for s in stop):
@@ -274,7 +276,7 @@ def validate(body: dict) -> tuple[LocalModel, dict]:
             )
         json_mode = response_format["type"] == "json_object"
     clean["json_mode"] = json_mode
-    clean["stop"] = _validate_stop(body)
+    clean["stop"] = _validate_stop(body, model)
     if body.get("user") is not None and not isinstance(body["user"], str):
         raise InvalidRequest("user: must be a string")
     clean["tools"] = _validate_tools(body)

@@ -1,4 +1,8 @@
-"""Which addresses the server may call on a user's behalf.
+"""Which addresses the server may call on a user's behalf: the one outbound guard of the project.
+
+Every call out goes through it: the upstream client's provider calls (playground/upstream/) and the local
+API's fetches of media by address (playground/lib/fetch.py). It lives here, below both, so that the local API
+never imports the upstream client.
 
 Without a check, a connection's base URL could make the server fetch internal addresses (cloud metadata,
 the database, admin panels on localhost). Every address a host resolves to must be public, unless the
@@ -19,9 +23,17 @@ from fnmatch import fnmatch
 from urllib.parse import urlsplit
 
 import httpcore
+import httpx
 from django.conf import settings
 
-from playground.upstream.errors import UpstreamError
+
+class Refused(Exception):
+    """The server may not call this address: kind is "blocked" (not allowed) or "network" (cannot resolve)."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind, self.message = kind, message
+
 
 _resolved: dict[str, tuple[float, list[str]]] = {}
 _TTL = 60.0
@@ -89,18 +101,18 @@ def _operator_allows(address: str) -> bool:
 def split(url: str) -> tuple[str, str]:
     parts = urlsplit(url)
     if parts.scheme not in {"http", "https"} or not parts.hostname:
-        raise UpstreamError(kind="blocked", message="The base URL must start with http:// or https:// and name a host.")
+        raise Refused("blocked", "The address must start with http:// or https:// and name a host.")
     return parts.scheme, parts.hostname
 
 
-def _blocked(host: str, why: str) -> UpstreamError:
-    return UpstreamError(kind="blocked", message=f"{host}: {why}")
+def _blocked(host: str, why: str) -> Refused:
+    return Refused("blocked", f"{host}: {why}")
 
 
 def decide(addresses: list[str], host: str) -> None:
     """Raise unless every address is public or allowed by the operator."""
     if not addresses:
-        raise UpstreamError(kind="network", message=f"Cannot resolve {host}.")
+        raise Refused("network", f"Cannot resolve {host}.")
     if not all(is_public(address) or _operator_allows(address) for address in addresses):
         raise _blocked(host, "private, loopback and link-local addresses are not allowed.")
 
@@ -111,7 +123,7 @@ def _check_name(host: str) -> None:
 
 
 async def check_url(url: str) -> None:
-    """Raise UpstreamError(kind="blocked") unless the server may call this URL."""
+    """Raise Refused unless the server may call this URL."""
     _, host = split(url)
     _check_name(host)
     decide(await _resolve(host, cached=True), host)
@@ -152,6 +164,16 @@ async def _resolve(host: str, port: int | None = None, cached: bool = False) -> 
     if cached:
         _resolved[host] = (time.monotonic() + _TTL, sorted(addresses))
     return addresses
+
+
+def pinned_transport(limits: httpx.Limits | None = None, backend: type | None = None) -> httpx.AsyncHTTPTransport:
+    """A transport whose connections go to the address the guard checked (no second DNS lookup).
+
+    `backend` is PinnedBackend or a subclass of it (the upstream client's raises its own error type)."""
+    transport = httpx.AsyncHTTPTransport(limits=limits or httpx.Limits())
+    pool = transport._pool  # httpx exposes no network_backend option; httpcore's pool takes one.
+    pool._network_backend = (backend or PinnedBackend)(pool._network_backend)
+    return transport
 
 
 class PinnedBackend(httpcore.AsyncNetworkBackend):
