@@ -22,7 +22,7 @@ async def create(request):
     if request.method == "POST" and await sync_to_async(form.is_valid)():
         connection = await sync_to_async(form.save)()
         # The catalog is what the provider lists: fetch it now rather than leave the pickers empty.
-        listed, ok = await refresh_models(connection)
+        listed, ok = await refresh_models(connection, user)
         if ok:
             messages.success(request, f"Connection “{connection.name}” added. {listed}")
         else:
@@ -56,8 +56,9 @@ def delete(request, pk):
 
 @require_POST
 async def test(request, pk):
-    connection = await aget_object_or_404(Connection.objects.managed_by(await request.auser()), pk=pk)
-    await test_connection(connection)
+    user = await request.auser()
+    connection = await aget_object_or_404(Connection.objects.managed_by(user), pk=pk)
+    await test_connection(connection, user)
     if request.htmx:
         context = {"connection": connection}
         return await sync_to_async(render)(request, "connections/index.html#connection-status", context)

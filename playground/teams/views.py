@@ -236,13 +236,13 @@ def _team_connection(team, cid) -> Connection:
 async def add_connection(request, pk):
     user = await request.auser()
     team, _ = await sync_to_async(get_managed_team)(request, pk)
-    form = ConnectionForm(request.POST or None, instance=Connection(owner=user, team=team))
+    form = ConnectionForm(request.POST or None, instance=Connection(owner=user, team=team), user=user)
     if request.method == "POST" and await sync_to_async(form.is_valid)():
         connection = await sync_to_async(form.save)()
         await sync_to_async(audit)(
             team, user, "connection_added", f"Connection “{connection.name}” added ({connection.key_hint})."
         )
-        listed, ok = await refresh_models(connection)
+        listed, ok = await refresh_models(connection, user)
         (messages.success if ok else messages.warning)(request, f"Team connection “{connection.name}” added. {listed}")
         return redirect("teams:detail", team.pk)
     context = {"form": form, "team": team}
@@ -253,7 +253,7 @@ async def add_connection(request, pk):
 def edit_connection(request, pk, cid):
     team, _ = get_managed_team(request, pk)
     connection = _team_connection(team, cid)
-    form = ConnectionForm(request.POST or None, instance=connection)
+    form = ConnectionForm(request.POST or None, instance=connection, user=request.user)
     if request.method == "POST" and form.is_valid():
         connection.audit_actor = request.user
         form.save()

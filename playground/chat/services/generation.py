@@ -119,7 +119,12 @@ class Generation(AnswerRows, ControlChannel):
         self.loop.call_soon_threadsafe(self.bind, message.pk, message.conversation_id)
 
     def abort_threadsafe(self) -> None:
-        self.loop.call_soon_threadsafe(lambda: self.task.cancel())
+        self.loop.call_soon_threadsafe(self._abort)
+
+    def _abort(self) -> None:
+        self.task.cancel()
+        # A task cancelled before its first step runs none of its code: its lease is given back here.
+        detached.spawn(self._release_ticket(), name="release-lease")
 
     # -- control
 
@@ -330,6 +335,7 @@ class Generation(AnswerRows, ControlChannel):
             self.work.cancel()
             with suppress(BaseException):
                 await self.work
+            await asyncio.shield(self._release_ticket())  # dropped before its row existed: nothing is filed
             raise
         status, error = Message.COMPLETE, None
         layer = get_channel_layer()
@@ -360,6 +366,14 @@ class Generation(AnswerRows, ControlChannel):
             await self._end(layer, channel, status, error)
         finally:
             detached.untrack(KIND, self.message_id, self)
+            await self._release_ticket()  # when _end could not settle it
+
+    async def _release_ticket(self) -> None:
+        if self.limits.ticket is not None:
+            try:
+                await self.limits.ticket.arelease()
+            except Exception:
+                log.exception("Could not release the lease of message %s", self.message_id)
 
     def _internal_error(self, exc: Exception) -> dict:
         return {

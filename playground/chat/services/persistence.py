@@ -8,10 +8,9 @@ from asgiref.sync import sync_to_async
 from django.db import transaction
 from django.utils import timezone
 
-from playground.chat.models import Conversation, Message
+from playground.chat.models import Message
 from playground.chat.services import flushes
 from playground.chat.services.usage import estimated_usage
-from playground.teams import usage as team_usage
 
 log = logging.getLogger(__name__)
 
@@ -79,16 +78,13 @@ def _save_end(message_id: int, fields: dict, replaces: int | None) -> None:
 
 
 async def record_usage(generation: AnswerRows, status: str) -> None:
-    """Teams: a generation through a team connection is filed with the provider's usage (nothing otherwise)."""
-    if generation.limits is None or not generation.limits.connection_id:
+    """Settle the generation's pass with the provider's usage (an estimate of what streamed when a stopped or
+    interrupted answer never got it): the reservation is given back and a team connection files the figures."""
+    ticket = generation.limits.ticket if generation.limits is not None else None
+    if ticket is None:
         return
     try:
-        owner_id = (
-            await Conversation.objects.filter(pk=generation.conversation_id).values_list("owner_id", flat=True).afirst()
-        )
         model = str(generation.body.get("model") or "")
-        await team_usage.arecord(
-            generation.limits.connection_id, owner_id, "chat", model=model, usage=generation.usage, status=status
-        )
+        await ticket.asettle(usage=generation.usage or generation._estimated(), status=status, model=model)
     except Exception:
         log.exception("Could not record the usage of message %s", generation.message_id)
