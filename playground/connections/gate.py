@@ -248,14 +248,16 @@ def estimate(body: dict | None) -> int:
     return prompt // CHARS_PER_TOKEN + answer * n
 
 
-def _locked(connection_id: int) -> Connection | None:
-    """The connection read again under a row lock that serialises every open on its team (or on it)."""
-    team_id = Connection.objects.filter(pk=connection_id).values_list("team_id", flat=True).first()
-    if team_id is not None:
-        list(_model("Team").objects.select_for_update().filter(pk=team_id).values_list("pk"))
-    else:
-        list(Connection.objects.select_for_update().filter(pk=connection_id).values_list("pk"))
-    return Connection.objects.select_related("team").filter(pk=connection_id).first()
+def _locked(connection: Connection) -> Connection | None:
+    """The connection read again under a row lock that serialises every open on its team (a team connection: the
+    team's row, which its budget is on) or on it (a personal one)."""
+    if connection.team_id is None:
+        return Connection.objects.select_for_update().filter(pk=connection.pk, team=None).first()
+    team = _model("Team").objects.select_for_update().filter(pk=connection.team_id).first()
+    current = Connection.objects.filter(pk=connection.pk, team_id=connection.team_id).first()
+    if current is not None:
+        current.team = team
+    return current
 
 
 def _username(user_id) -> str:
@@ -333,29 +335,40 @@ def open(connection: Connection, user, purpose: str, *, body: dict | None = None
     Raises Refused with the reason in words; nothing is decrypted unless every check passed.
     """
     user_id = getattr(user, "pk", user)
-    name = connection.name
-    with transaction.atomic():
-        current = _locked(connection.pk)
-        if current is None:
-            raise Refused("deleted", f"The connection “{name}” was deleted, so nothing was sent.")
-        _check(current, user_id, name)
-        in_use = live_leases().filter(connection=current).count()
-        if in_use >= current.slots:
-            raise Refused(
-                "busy",
-                f"All {current.slots} request slots of the connection “{name}” are in use ({in_use} of "
-                f"{current.slots}), so nothing was sent. Retry when a request ends; whoever manages the connection "
-                "can raise its limit.",
-                in_use=in_use,
-                limit=current.slots,
-            )
-        reserve = max(1, tokens if tokens is not None else estimate(body)) if current.team_id else 0
-        lease = Lease.objects.create(
-            connection=current, user_id=user_id, team_id=current.team_id, purpose=purpose[:16], tokens=reserve
-        )
+    reserve = max(1, tokens if tokens is not None else estimate(body)) if connection.team_id else 0
+    refusal = None
+    # No savepoint, and nothing raised inside: a refusal leaves the caller's transaction usable.
+    with transaction.atomic(savepoint=False):
+        try:
+            current, lease = _take(connection, user_id, purpose, reserve)
+        except Refused as exc:
+            refusal = exc
+    if refusal is not None:
+        raise refusal
     ticket = Pass(_endpoint(current), current, user_id, purpose, lease.pk, reserve)
     detached.track(KIND, lease.pk, ticket)
     return ticket
+
+
+def _take(connection: Connection, user_id, purpose: str, reserve: int) -> tuple[Connection, Lease]:
+    name = connection.name
+    current = _locked(connection)
+    if current is None:
+        raise Refused("deleted", f"The connection “{name}” was deleted, so nothing was sent.")
+    _check(current, user_id, name)
+    in_use = live_leases().filter(connection=current).count()
+    if in_use >= current.slots:
+        raise Refused(
+            "busy",
+            f"All {current.slots} request slots of the connection “{name}” are in use ({in_use} of {current.slots}),"
+            " so nothing was sent. Retry when a request ends; whoever manages the connection can raise its limit.",
+            in_use=in_use,
+            limit=current.slots,
+        )
+    lease = Lease.objects.create(
+        connection=current, user_id=user_id, team_id=current.team_id, purpose=purpose[:16], tokens=reserve
+    )
+    return current, lease
 
 
 async def aopen(connection, user, purpose: str, *, body=None, tokens=None, wait: bool = False, on_wait=None) -> Pass:
@@ -401,10 +414,7 @@ def why_not(connection: Connection | None, user) -> str | None:
     if connection is None:
         return None
     try:
-        current = Connection.objects.select_related("team").filter(pk=connection.pk).first()
-        if current is None:
-            raise Refused("deleted", f"The connection “{connection.name}” was deleted.")
-        _check(current, getattr(user, "pk", user), connection.name)
+        _check(connection, getattr(user, "pk", user), connection.name)  # as the caller read it: no query of its own
     except Refused as refusal:
         return refusal.message
     return None
