@@ -107,14 +107,16 @@ def entry_fields(item: dict, known: CatalogModel | None) -> dict:
     return fields
 
 
-async def refresh_models(connection: Connection, user) -> tuple[str, bool]:
+async def refresh_models(connection: Connection, user=None) -> tuple[str, bool]:
     """Make the connection's catalog what the provider's GET /models lists (not in the spec: degrade gracefully).
 
     Listed ids are added or updated (fields the user overrode are kept); ids no longer listed are marked
     unavailable, not deleted, so old conversations keep their model; ids added by hand stay as they are.
     """
     try:
-        async with gate.opened(connection, user, "refresh", tokens=0) as ticket:
+        # As `user` (whoever asked), else as the connection's owner (a refresh right after it was saved).
+        requester = user if user is not None else connection.owner_id
+        async with gate.opened(connection, requester, "refresh", tokens=0) as ticket:
             result = await client.models(ticket.endpoint)
     except gate.Refused as refusal:
         return f"Could not refresh: {refusal.message}", False
