@@ -11,6 +11,7 @@ from django.utils import timezone
 from playground.chat.models import Message
 from playground.chat.services import flushes
 from playground.chat.services.usage import estimated_usage
+from playground.upstream.redact import redact_key
 
 log = logging.getLogger(__name__)
 
@@ -63,8 +64,23 @@ class AnswerRows:
             "choices": self._choices(),
             "tool_calls": [call for _, call in sorted(self.tool_calls.items())] or None,
         }
+        fields["tool_calls"], fields["error"] = self._redacted(fields["tool_calls"]), self._redacted(error)
         replaces = self.replaces if status == Message.COMPLETE else None
         await sync_to_async(_save_end)(self.message_id, fields, replaces)
+
+    def _redacted(self, value):
+        """`value` (tool calls, an error) without the connection's key: a provider may echo it back."""
+        ticket = self.limits.ticket if self.limits is not None else None
+        if value is None or ticket is None:
+            return value
+        key = ticket.endpoint.api_key
+        if isinstance(value, str):
+            return redact_key(value, key)
+        if isinstance(value, list):
+            return [self._redacted(item) for item in value]
+        if isinstance(value, dict):
+            return {name: self._redacted(item) for name, item in value.items()}
+        return value
 
 
 def _save_end(message_id: int, fields: dict, replaces: int | None) -> None:
