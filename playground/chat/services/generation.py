@@ -22,6 +22,7 @@ from playground.chat.services.control import ControlChannel, generation_group
 from playground.chat.services.display import render_message
 from playground.chat.services.limits import Limits, rejects_stream_options
 from playground.chat.services.persistence import AnswerRows, record_usage
+from playground.connections import gate
 from playground.connections.models import Connection
 from playground.lib import detached
 from playground.upstream import client
@@ -145,6 +146,12 @@ class Generation(AnswerRows, ControlChannel):
     async def _call(self) -> None:
         if self.stop_requested:
             raise asyncio.CancelledError
+        if self.limits.ticket is None and self.limits.queued is not None:
+            connection, user_id = self.limits.queued
+            self.limits.ticket = await gate.aopen(
+                connection, user_id, "chat", body=self.body, wait=True, on_wait=self._waiting
+            )
+            self.endpoint = self.limits.ticket.endpoint
         if self.body.get("stream"):
             try:
                 await self._stream()
@@ -245,6 +252,20 @@ class Generation(AnswerRows, ControlChannel):
                     self._add(message.get("content") or "", message.get("reasoning_content") or "")
             else:
                 self.extra[choice["index"]] = [message.get("content") or ""]
+
+    async def _waiting(self, in_use: int, limit: int) -> None:
+        """Tell the tabs the answer waits for a free slot of its connection (rather than failing)."""
+        if getattr(self, "_said_waiting", None) == (in_use, limit):
+            return
+        self._said_waiting = (in_use, limit)
+        await asyncio.shield(self._bound)
+        await self._await_announcement()
+        text = f"Waiting for a free slot ({in_use} of {limit} in use)…"
+        try:
+            event = {"type": "chat.waiting", "message_id": self.message_id, "text": text}
+            await fanout.publish(get_channel_layer(), conversation_group(self.conversation_id), event)
+        except Exception as exc:
+            self.lost_live(exc)
 
     # -- publishing
 

@@ -29,6 +29,8 @@ class Limits:
     connection_id: int | None = None
     # The gate's pass of this request: the generation settles it with the provider's usage when it ends.
     ticket: Pass | None = field(default=None, compare=False, repr=False)
+    # Every slot of the connection was taken: (connection, user id) to open the gate with once one is free.
+    queued: tuple | None = field(default=None, compare=False, repr=False)
 
     def no_answer(self) -> UpstreamError:
         return UpstreamError(

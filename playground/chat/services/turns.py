@@ -115,12 +115,20 @@ def prepare_turn(
         connection=connection,
     )
     # The gate is the check (membership, revocation, budgets, a free slot) and the only source of the key.
-    ticket = gate.open(connection, conversation.owner_id, "chat", body=request.body)
-    endpoint, limits = ticket.endpoint, limits_of(connection, ticket)
+    try:
+        ticket = gate.open(connection, conversation.owner_id, "chat", body=request.body)
+    except gate.Refused as refusal:
+        if refusal.reason != "busy" or launch is None:
+            raise
+        ticket = None  # every slot is taken: the generation waits for one, saying so (and is checked again then)
+    endpoint, limits = (ticket.endpoint if ticket else None), limits_of(connection, ticket)
+    if ticket is None:
+        limits.queued = (connection, conversation.owner_id)
     try:
         generation = launch(endpoint, request.body, limits) if launch is not None else None
     except BaseException:
-        ticket.release()
+        if ticket is not None:
+            ticket.release()
         raise
     if generation is not None and replace is not None:
         generation.replaces = replace.pk
@@ -177,7 +185,7 @@ def prepare_turn(
     except BaseException:
         if generation is not None:
             generation.abort_threadsafe()  # which releases the ticket
-        else:
+        elif ticket is not None:
             ticket.release()
         # Nothing half-made: the files written for rows that were not saved go too.
         storage = Attachment._meta.get_field("file").storage
