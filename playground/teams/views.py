@@ -57,6 +57,7 @@ def detail(request, pk):
         "transfer_form": TransferForm(members=[m for m in memberships if m.role != OWNER]),
         "library": library.grouped(team),
         "my_usage": tokens_this_month(team.pk, request.user.pk),
+        "team_usage": tokens_this_month(team.pk),
     }
     return render(request, "teams/detail.html", context)
 
@@ -115,6 +116,26 @@ def set_budget(request, pk, mid):
     budget = "no limit" if other.monthly_token_budget is None else f"{other.monthly_token_budget:,} tokens a month"
     audit(team, request.user, "budget", f"Budget of {other.user}: {budget}.")
     messages.success(request, f"Budget of {other.user}: {budget}.")
+    return redirect("teams:detail", team.pk)
+
+
+@require_POST
+def set_team_budget(request, pk):
+    """The team's monthly token budget, all members together (the owner's to set)."""
+    team, me = get_managed_team(request, pk)
+    if me.role != OWNER:
+        return HttpResponse("Only the owner sets the team's budget.", status=403)
+    form = BudgetForm(request.POST)
+    if not form.is_valid():
+        for errors in form.errors.values():
+            for error in errors:
+                messages.error(request, error)
+        return redirect("teams:detail", team.pk)
+    team.monthly_token_budget = form.cleaned_data["monthly_token_budget"]
+    team.save(update_fields=["monthly_token_budget"])
+    budget = "no limit" if team.monthly_token_budget is None else f"{team.monthly_token_budget:,} tokens a month"
+    audit(team, request.user, "team_budget", f"Budget of the team: {budget}.")
+    messages.success(request, f"Budget of the team: {budget}.")
     return redirect("teams:detail", team.pk)
 
 

@@ -63,6 +63,7 @@ NOT_CALLING = {
             "teams:remove_member",
             "teams:set_role",
             "teams:set_budget",
+            "teams:set_team_budget",
             "teams:edit_connection",
             "teams:revoke_connection",
             "teams:delete_connection",
@@ -524,3 +525,19 @@ async def test_a_refusal_says_who_what_was_used_the_limit_the_reset_and_who_rais
     assert "Your monthly token budget on Research is used up (120 of 100 tokens this month by bob" in words
     assert "It resets on 1 " in words and "an owner or admin of Research can raise it" in words
     assert refused.value.as_dict()["title"] == "Not sent through the team connection"
+
+
+async def test_a_spent_team_budget_refuses_every_member(setup, team, alice, bob, fake_openai):
+    from tests.teams.conftest import client_for
+
+    def set_budget():
+        return client_for(alice).post(reverse("teams:set_team_budget", args=[team.pk]), {"monthly_token_budget": "100"})
+
+    response = await sync_to_async(set_budget)()
+    assert response.status_code == 302
+    await UsageRecord.objects.acreate(team=team, user=alice, username="alice", kind="chat", prompt_tokens=100)
+    with pytest.raises(gate.Refused) as refused:
+        await gate.aopen(setup, bob, "chat")
+    assert refused.value.reason == "team_budget" and "(100 of 100 tokens this month, all members" in str(refused.value)
+    assert "the owner of Research can raise it" in refused.value.message
+    assert await team.audit.filter(action="team_budget").aexists()
