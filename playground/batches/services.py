@@ -80,12 +80,19 @@ def _first_model(content: bytes) -> str:
         return ""
 
 
+async def _connection(batch: Batch) -> Connection:
+    """The batch's connection, read now unless it came with the batch (async code cannot load it lazily)."""
+    if Batch.connection.is_cached(batch):
+        return batch.connection
+    return await Connection.objects.aget(pk=batch.connection_id)
+
+
 async def refresh(batch: Batch) -> Batch:
     """Fetch the batch object again (unless the batch is over) and save what changed. Raises UpstreamError."""
     if batch.is_terminal or batch.copy is not None:
         return batch
     # Polling takes a slot of the connection like any request, and waits for one rather than failing.
-    async with gate.opened(batch.connection, batch.owner_id, "batch poll", tokens=0, wait=True) as ticket:
+    async with gate.opened(await _connection(batch), batch.owner_id, "batch poll", tokens=0, wait=True) as ticket:
         result = await client.batch_get(ticket.endpoint, batch.remote_id)
     batch.apply(result.data)
     await batch.asave(update_fields=Batch.SYNCED)
@@ -123,7 +130,7 @@ def _file_once(batch: Batch, model: str, usage: dict) -> None:
 
 
 async def cancel(batch: Batch) -> Batch:
-    async with gate.opened(batch.connection, batch.owner_id, "batch", tokens=0) as ticket:
+    async with gate.opened(await _connection(batch), batch.owner_id, "batch", tokens=0) as ticket:
         result = await client.batch_cancel(ticket.endpoint, batch.remote_id)
     batch.apply(result.data)
     await batch.asave(update_fields=Batch.SYNCED)
@@ -133,7 +140,7 @@ async def cancel(batch: Batch) -> Batch:
 async def file_content(batch: Batch, file_id: str) -> bytes:
     """A file of the batch as the provider wrote it, but for the connection's key (some echo it in a row's error):
     the downloads and the evaluation cells read it from here."""
-    async with gate.opened(batch.connection, batch.owner_id, "batch file", tokens=0, wait=True) as ticket:
+    async with gate.opened(await _connection(batch), batch.owner_id, "batch file", tokens=0, wait=True) as ticket:
         result = await client.file_content(ticket.endpoint, file_id)
     data = result.data
     data = data if isinstance(data, bytes) else json.dumps(data).encode()

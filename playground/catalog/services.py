@@ -107,6 +107,11 @@ def entry_fields(item: dict, known: CatalogModel | None) -> dict:
     return fields
 
 
+async def refresh_on_add(sender, *, connection: Connection, user, **kwargs) -> tuple[str, bool]:
+    """connections.signals.connection_added: a new connection's catalog is what its provider lists."""
+    return await refresh_models(connection, user)
+
+
 async def refresh_models(connection: Connection, user=None) -> tuple[str, bool]:
     """Make the connection's catalog what the provider's GET /models lists (not in the spec: degrade gracefully).
 

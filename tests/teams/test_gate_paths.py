@@ -27,6 +27,8 @@ from playground.connections.models import Connection, Lease
 from playground.evaluate import services as evaluations
 from playground.evaluate.models import Cell
 from playground.rerank.models import RerankRun
+from playground.sharing.models import Share
+from playground.speech.models import SpeechClip
 from playground.teams.models import Membership, UsageRecord
 from tests.fakeprovider import server as fake
 from tests.teams.conftest import make_team_connection
@@ -70,7 +72,6 @@ NOT_CALLING = {
             "teams:usage",
             "teams:usage_csv",
             "teams:audit",
-            "teams:move",
         ],
         "team management and reports",
     ),
@@ -81,7 +82,6 @@ NOT_CALLING = {
     ),
     **dict.fromkeys(
         [
-            "speech:clip",
             "speech:stream",
             "speech:status",
             "speech:download",
@@ -90,7 +90,6 @@ NOT_CALLING = {
         ],
         "a stored clip",
     ),
-    "speech:fields": "the form's fields (no voice list)",
     **dict.fromkeys(["batches:index", "batches:metadata-row"], "stored batches"),
     **dict.fromkeys(
         [
@@ -115,18 +114,16 @@ NOT_CALLING = {
         [
             "sharing:index",
             "sharing:watching",
-            "sharing:source",
             "sharing:voice-code",
             "sharing:export",
             "sharing:import",
             "sharing:code",
-            "sharing:update",
             "sharing:revoke",
             "sharing:view",
             "sharing:file",
             "sharing:fork",
         ],
-        "frozen copies; a fork sends nothing until its new owner does",
+        "frozen copies; a fork sends nothing until its new owner does (freezing a batch reads its files: CALLING)",
     ),
     **dict.fromkeys(
         [
@@ -214,6 +211,13 @@ def make_scene(connection: Connection, bob) -> Scene:
     with_batch.save()
     scene = Scene(connection, conversation, question, answer, tools, called, run, batch, evaluation)
     scene.batched = with_batch
+    scene.share = Share(owner=bob, kind=Share.BATCH, title="Batch")
+    setattr(scene.share, Share.field_for(batch), batch)
+    scene.share.set_expiry("7d")
+    scene.share.save()
+    scene.clip = SpeechClip.objects.create(
+        owner=bob, connection=connection, model=fake.SPEECH_MODEL, text="[S1] Hi.", voice=f"{fake.SPEECH_MODEL}:alex"
+    )
     return scene
 
 
@@ -285,6 +289,11 @@ CALLING: dict[str, list[Callable[[Scene], tuple[str, str, dict]]]] = {
     ],
     "speech:index": [lambda s: ("get", reverse("speech:index") + f"?connection={s.connection.pk}", {})],
     "speech:voices": [lambda s: ("get", reverse("speech:voices") + f"?connection={s.connection.pk}", {})],
+    # The speech form lists the connection's custom voices (a provider call through the gate).
+    "speech:fields": [
+        lambda s: ("get", reverse("speech:fields") + f"?connection={s.connection.pk}&model={fake.SPEECH_MODEL}", {})
+    ],
+    "speech:clip": [lambda s: ("get", reverse("speech:clip", args=[s.clip.pk]), {})],
     "speech:voice-preview": [
         lambda s: (
             "post",
@@ -311,6 +320,18 @@ CALLING: dict[str, list[Callable[[Scene], tuple[str, str, dict]]]] = {
     "batches:cancel": [lambda s: ("post", reverse("batches:cancel", args=[s.batch.pk]), {})],
     "batches:results": [lambda s: ("get", reverse("batches:results", args=[s.batch.pk]), {})],
     "batches:download": [lambda s: ("get", reverse("batches:download", args=[s.batch.pk, "output"]), {})],
+    # Sharing a batch (a link, the team library) freezes its files, read from the provider through the gate.
+    "sharing:source": [
+        lambda s: (
+            "post",
+            reverse("sharing:source", args=["batch", s.batch.pk]),
+            {"visibility": Share.ANYONE, "expiry": "7d"},
+        )
+    ],
+    "sharing:update": [lambda s: ("post", reverse("sharing:update", args=[s.share.pk]), {})],
+    "teams:move": [
+        lambda s: ("post", reverse("teams:move", args=["batch", s.batch.pk]), {"team": s.connection.team_id})
+    ],
     "evaluate:batch": [lambda s: ("post", reverse("evaluate:batch", args=[s.evaluation.pk]), {})],
     "evaluate:batch-status": [lambda s: ("get", reverse("evaluate:batch-status", args=[s.batched.pk]), {})],
     "evaluate:batch-cancel": [lambda s: ("post", reverse("evaluate:batch-cancel", args=[s.batched.pk]), {})],
