@@ -36,7 +36,7 @@ async def test_a_send_waits_for_a_free_slot_and_says_so(live_server, alice, fake
         frames.append(await ws.receive_json_from(timeout=10))
     assert next(f for f in frames if f["type"] == "sent")
     waiting = next(f for f in frames if f["type"] == "waiting")
-    assert waiting["text"] == "Waiting for a free slot (1 of 1 in use)…"
+    assert waiting["text"] == "Waiting for a free slot (1 of 1 in use)"
     assert fake_openai.state.bodies("/chat/completions") == []
     await held.arelease()
     answer = await finish(waiting["message_id"])

@@ -260,7 +260,7 @@ class Generation(AnswerRows, ControlChannel):
         self._said_waiting = (in_use, limit)
         await asyncio.shield(self._bound)
         await self._await_announcement()
-        text = f"Waiting for a free slot ({in_use} of {limit} in use)…"
+        text = f"Waiting for a free slot ({in_use} of {limit} in use)"  # the badge animates its own dots
         try:
             event = {"type": "chat.waiting", "message_id": self.message_id, "text": text}
             await fanout.publish(get_channel_layer(), conversation_group(self.conversation_id), event)
