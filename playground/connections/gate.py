@@ -224,14 +224,6 @@ class Pass:
         if not self.ended:
             await sync_to_async(self.release)()
 
-    def release_threadsafe(self) -> None:
-        """From an event loop's callback (a generation cancelled before it began): release in a thread."""
-        if not self.ended:
-            try:
-                asyncio.get_running_loop().run_in_executor(None, self.release)
-            except RuntimeError:
-                self.release()
-
 
 # ---------------------------------------------------------------- opening
 
