@@ -74,3 +74,19 @@ async def test_a_stuck_lease_stops_counting_with_its_heartbeat(live_server, alic
     assert await sync_to_async(gate.sweep)(timezone.now() - timedelta(seconds=5), [fresh.lease_id]) == 1
     await fresh.arelease()
     await asyncio.sleep(0)
+
+
+async def test_the_first_message_of_a_new_chat_waits_for_a_slot_too(live_server, alice, fake_openai, async_client):
+    from django.urls import reverse
+
+    connection = await sync_to_async(fake_connection)(alice, fake_openai, 1)
+    held = await gate.aopen(connection, alice, "chat")
+    await async_client.aforce_login(alice)
+    data = {"content": "Name a river.", "connection": connection.pk, "model": fake.CHAT_MODEL}
+    response = await async_client.post(reverse("chat:create"), data, headers={"HX-Request": "true"})
+    assert response.status_code == 200 and "HX-Redirect" in response.headers
+    answer = await Message.objects.aget(conversation__owner=alice, role="assistant")
+    assert answer.status == Message.STREAMING and fake_openai.state.bodies("/chat/completions") == []
+    await held.arelease()
+    answer = await finish(answer.pk)
+    assert answer.status == Message.COMPLETE and len(fake_openai.state.bodies("/chat/completions")) == 1

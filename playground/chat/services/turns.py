@@ -118,7 +118,7 @@ def prepare_turn(
     try:
         ticket = gate.open(connection, conversation.owner_id, "chat", body=request.body)
     except gate.Refused as refusal:
-        if refusal.reason != "busy" or launch is None:
+        if refusal.reason != "busy":
             raise
         ticket = None  # every slot is taken: the generation waits for one, saying so (and is checked again then)
     endpoint, limits = (ticket.endpoint if ticket else None), limits_of(connection, ticket)
