@@ -311,6 +311,12 @@ BACKGROUND_HEARTBEAT_SECONDS = float(os.environ.get("PLAYGROUND_HEARTBEAT_SECOND
 BACKGROUND_STALE_SECONDS = float(os.environ.get("PLAYGROUND_STALE_SECONDS", "10"))
 # Teams: how often each process checks the batches on team connections for their end (and files their usage).
 BATCH_TRACK_SECONDS = float(os.environ.get("PLAYGROUND_BATCH_TRACK_SECONDS", "15"))
+# The gate (playground/connections/gate.py): requests at once per connection unless it sets its own; tokens
+# reserved for a request whose size cannot be estimated (no max_tokens); how long a request that found every
+# slot taken waits for one (evaluations and batch polling; a chat send is refused at once with the numbers).
+CONNECTION_CONCURRENCY = int(os.environ.get("PLAYGROUND_CONNECTION_CONCURRENCY", "8"))
+GATE_DEFAULT_RESERVATION = int(os.environ.get("PLAYGROUND_GATE_DEFAULT_RESERVATION", "1024"))
+GATE_SLOT_WAIT_SECONDS = float(os.environ.get("PLAYGROUND_GATE_SLOT_WAIT_SECONDS", "60"))
 
 LOGGING = {
     "version": 1,

@@ -12,10 +12,11 @@ from asgiref.sync import sync_to_async
 from django.db import transaction
 
 from playground.batches.models import Batch
+from playground.connections import gate
 from playground.connections.models import Connection
-from playground.teams import usage as team_usage
 from playground.upstream import client
 from playground.upstream.errors import UpstreamError
+from playground.upstream.redact import redact_key
 
 ENDPOINT = "/v1/chat/completions"
 # How many rows the results page shows; the downloads have them all.
@@ -50,14 +51,15 @@ async def submit(
     metadata: dict[str, str],
 ) -> Batch:
     """Upload the input file, create the batch and record it. Raises UpstreamError."""
-    await team_usage.acheck(connection, user, "batch")
-    endpoint = await connection.aendpoint()
-    uploaded = await client.file_upload(endpoint, filename=filename, content=content, purpose="batch")
-    file_id = uploaded.data["id"]
-    body = {"input_file_id": file_id, "endpoint": ENDPOINT, "completion_window": completion_window}
-    if metadata:
-        body["metadata"] = metadata
-    created = await client.batch_create(endpoint, body)
+    # The batch's tokens are filed when it ends (record_usage); its submission reserves the default.
+    async with gate.opened(connection, user, "batch") as ticket:
+        uploaded = await client.file_upload(ticket.endpoint, filename=filename, content=content, purpose="batch")
+        file_id = uploaded.data["id"]
+        body = {"input_file_id": file_id, "endpoint": ENDPOINT, "completion_window": completion_window}
+        if metadata:
+            body["metadata"] = metadata
+        created = await client.batch_create(ticket.endpoint, body)
+        await ticket.asettle(model=_first_model(content), documents=count_requests(content), status="submitted")
     batch = Batch(
         owner=user,
         connection=connection,
@@ -67,9 +69,6 @@ async def submit(
     )
     batch.apply(created.data)
     await batch.asave()
-    await team_usage.arecord(
-        connection.pk, user.pk, "batch", model=_first_model(content), documents=batch.request_count, status="submitted"
-    )
     return batch
 
 
@@ -81,11 +80,20 @@ def _first_model(content: bytes) -> str:
         return ""
 
 
+async def _connection(batch: Batch) -> Connection:
+    """The batch's connection, read now unless it came with the batch (async code cannot load it lazily)."""
+    if Batch.connection.is_cached(batch):
+        return batch.connection
+    return await Connection.objects.aget(pk=batch.connection_id)
+
+
 async def refresh(batch: Batch) -> Batch:
     """Fetch the batch object again (unless the batch is over) and save what changed. Raises UpstreamError."""
     if batch.is_terminal or batch.copy is not None:
         return batch
-    result = await client.batch_get(await batch.connection.aendpoint(), batch.remote_id)
+    # Polling takes a slot of the connection like any request, and waits for one rather than failing.
+    async with gate.opened(await _connection(batch), batch.owner_id, "batch poll", tokens=0, wait=True) as ticket:
+        result = await client.batch_get(ticket.endpoint, batch.remote_id)
     batch.apply(result.data)
     await batch.asave(update_fields=Batch.SYNCED)
     if batch.is_terminal:
@@ -117,23 +125,27 @@ def _file_once(batch: Batch, model: str, usage: dict) -> None:
     """Claim the batch's usage and file it in one transaction: the page and the tracker may both see it finish."""
     with transaction.atomic():
         if Batch.objects.filter(pk=batch.pk, usage_recorded=False).update(usage_recorded=True):
-            team_usage.record(
-                batch.connection_id, batch.owner_id, "batch", model=model, usage=usage, status=batch.status
-            )
+            gate.record(batch.connection_id, batch.owner_id, "batch", model=model, usage=usage, status=batch.status)
     batch.usage_recorded = True
 
 
 async def cancel(batch: Batch) -> Batch:
-    result = await client.batch_cancel(await batch.connection.aendpoint(), batch.remote_id)
+    async with gate.opened(await _connection(batch), batch.owner_id, "batch", tokens=0) as ticket:
+        result = await client.batch_cancel(ticket.endpoint, batch.remote_id)
     batch.apply(result.data)
     await batch.asave(update_fields=Batch.SYNCED)
     return batch
 
 
 async def file_content(batch: Batch, file_id: str) -> bytes:
-    result = await client.file_content(await batch.connection.aendpoint(), file_id)
+    """A file of the batch as the provider wrote it, but for the connection's key (some echo it in a row's error):
+    the downloads and the evaluation cells read it from here."""
+    async with gate.opened(await _connection(batch), batch.owner_id, "batch file", tokens=0, wait=True) as ticket:
+        result = await client.file_content(ticket.endpoint, file_id)
     data = result.data
-    return data if isinstance(data, bytes) else json.dumps(data).encode()
+    data = data if isinstance(data, bytes) else json.dumps(data).encode()
+    text = data.decode("utf-8", "surrogateescape")
+    return redact_key(text, ticket.endpoint.api_key).encode("utf-8", "surrogateescape")
 
 
 @dataclass

@@ -42,6 +42,7 @@ class ModelPickerForm(forms.Form):
 
     def __init__(self, *args, user, kind=None, capability=None, typed=None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.user = user
         self.model_kind = self.model_kind if kind is None else kind
         self.model_capability = self.model_capability if capability is None else capability
         self.model_typed = self.model_typed if typed is None else typed

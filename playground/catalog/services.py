@@ -3,6 +3,7 @@ import re
 from asgiref.sync import sync_to_async
 
 from playground.catalog.models import CAPABILITIES, CatalogModel
+from playground.connections import gate
 from playground.connections.models import Connection
 from playground.upstream import client
 from playground.upstream.errors import UpstreamError
@@ -106,15 +107,24 @@ def entry_fields(item: dict, known: CatalogModel | None) -> dict:
     return fields
 
 
-async def refresh_models(connection: Connection) -> tuple[str, bool]:
+async def refresh_on_add(sender, *, connection: Connection, user, **kwargs) -> tuple[str, bool]:
+    """connections.signals.connection_added: a new connection's catalog is what its provider lists."""
+    return await refresh_models(connection, user)
+
+
+async def refresh_models(connection: Connection, user=None) -> tuple[str, bool]:
     """Make the connection's catalog what the provider's GET /models lists (not in the spec: degrade gracefully).
 
     Listed ids are added or updated (fields the user overrode are kept); ids no longer listed are marked
     unavailable, not deleted, so old conversations keep their model; ids added by hand stay as they are.
     """
-    endpoint = await connection.aendpoint()
     try:
-        result = await client.models(endpoint)
+        # As `user` (whoever asked), else as the connection's owner (a refresh right after it was saved).
+        requester = user if user is not None else connection.owner_id
+        async with gate.opened(connection, requester, "refresh", tokens=0) as ticket:
+            result = await client.models(ticket.endpoint)
+    except gate.Refused as refusal:
+        return f"Could not refresh: {refusal.message}", False
     except UpstreamError as error:
         if error.status in (404, 405):
             return "This provider does not list its models: add the model ids you use by hand below.", False

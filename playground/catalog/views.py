@@ -34,8 +34,9 @@ def index(request, connection_pk, add_form=None):
 
 @require_POST
 async def refresh(request, connection_pk):
-    connection = await aget_object_or_404(Connection.objects.managed_by(await request.auser()), pk=connection_pk)
-    message, ok = await refresh_models(connection)
+    user = await request.auser()
+    connection = await aget_object_or_404(Connection.objects.managed_by(user), pk=connection_pk)
+    message, ok = await refresh_models(connection, user)
     (messages.success if ok else messages.warning)(request, message)
     return redirect("catalog:index", connection.pk)
 

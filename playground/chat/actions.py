@@ -26,6 +26,7 @@ from django.utils.datastructures import MultiValueDict
 
 from playground.chat import services, views
 from playground.chat.models import Conversation, Message
+from playground.connections import gate
 
 if TYPE_CHECKING:
     from playground.chat.warm import WarmSend
@@ -76,6 +77,8 @@ async def run(user, conversation_id: int, frame: dict, send: Reply, warm: "WarmS
 
     try:
         await ACTIONS[name](Context(user, conversation_id, reply, warm), frame)
+    except gate.Refused as refusal:  # every action that reaches a provider opens the gate: nothing was sent
+        await reply({"type": "refused", "error": refusal.message})
     except DatabaseError:
         await reply({"type": "failed", "error": views.UNAVAILABLE["database_unavailable"]})
 

@@ -13,6 +13,7 @@ from playground.chat.services import branches as operations
 from playground.chat.services import compare as comparisons
 from playground.chat.services.limits import TooBusy
 from playground.chat.services.turns import LiveUnavailable, check_live
+from playground.connections import gate
 
 
 def _thread_html(request, conversation) -> str:
@@ -29,6 +30,8 @@ async def _run(request, pk, operation, args: dict, *, live: bool = False) -> Htt
         await operation(conversation, user, args)
     except (operations.Refused, TooBusy) as exc:
         return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    except gate.Refused as refusal:
+        return HttpResponse(refusal.message, status=refusal.status, content_type="text/plain; charset=utf-8")
     except LiveUnavailable:
         return HttpResponse(
             "The live channel (Redis) cannot be reached; nothing changed. Try again in a moment.", status=503

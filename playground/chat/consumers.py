@@ -106,6 +106,10 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, AsyncJsonWebsocketCons
         self.warm.drop()
         await self.send_json({"type": "thread", "origin": event.get("origin", "")})
 
+    async def chat_waiting(self, event):
+        # The answer waits for a free slot of its connection (gate.py): the tab says so until it starts.
+        await self.send_json({**event, "type": "waiting"})
+
     async def chat_done(self, event):
         await self._final(event, "done")
 

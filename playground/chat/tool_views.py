@@ -12,6 +12,7 @@ from playground.chat.forms import ChatModelPicker, accept_attribute
 from playground.chat.models import Conversation, Message, get_conversation
 from playground.chat.panel_views import PanelProblems, connections_of, panel_response
 from playground.chat.views import RETRY_UNAVAILABLE, _live_problem
+from playground.connections import gate
 
 RESULT_PREFIX = "result:"
 
@@ -52,6 +53,8 @@ async def tool_results(request, pk, mid):
         turn = await services.submit_tool_results(conversation, request.user, results)
     except services.ToolResultsError as exc:
         return await sync_to_async(_refused)(request, message, [str(exc)], results)
+    except gate.Refused as refusal:
+        return await sync_to_async(_refused)(request, message, [refusal.message], results, refusal.status)
     except DatabaseError:
         return await sync_to_async(_refused)(request, message, [RETRY_UNAVAILABLE["database_unavailable"]], results)
     if not request.htmx:

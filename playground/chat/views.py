@@ -18,8 +18,8 @@ from playground.chat.forms import (
 from playground.chat.models import Attachment, Conversation, Message, get_conversation
 from playground.chat.panel_views import PanelProblems, apply_panel, panel_context, panel_response
 from playground.chat.services import Turn
+from playground.connections import gate
 from playground.lib import downloads
-from playground.teams import usage as team_usage
 
 LIST_LIMIT = 100
 
@@ -190,11 +190,11 @@ def validate_send(request, conversation, rows=None) -> tuple[ComposerForm, Panel
     if invalid_params is not None and not invalid_params.blocking:
         invalid_params = None  # invalid tools JSON in the editor: the saved tools stay and the message goes
     uploads = uploads_of(request, conversation, composer) if invalid_params is None else []
-    if problem := team_usage.lost_connection(conversation):
+    if problem := services.lost_connection(conversation):
         composer.add_error(None, problem)
     elif services.connection_for(conversation) is None:
         composer.add_error(None, NO_CONNECTION)
-    elif problem := team_usage.refusal(services.connection_for(conversation), request.user, "chat"):
+    elif problem := gate.why_not(services.connection_for(conversation), request.user):
         composer.add_error(None, problem)
     if waiting := waiting_tools(conversation, rows):
         composer.add_error(None, waiting)
@@ -209,9 +209,13 @@ def _prepare_send(request, pk, launch) -> tuple[Turn, str] | HttpResponse:
     composer, invalid_params, uploads = validate_send(request, conversation, rows)
     if not composer.is_valid() or invalid_params is not None:
         return _invalid(request, conversation, composer, invalid_params)
-    turn = services.prepare_turn(
-        conversation, composer.cleaned_data["content"], attachments=uploads, launch=launch, rows=rows
-    )
+    try:
+        turn = services.prepare_turn(
+            conversation, composer.cleaned_data["content"], attachments=uploads, launch=launch, rows=rows
+        )
+    except gate.Refused as refusal:  # the gate's own check, under its lock (budgets, slots)
+        composer.add_error(None, refusal.message)
+        return _invalid(request, conversation, composer, invalid_params)
     turn.assistant_html = services.render_message(turn.assistant)
     html = services.render_message(turn.user_message) + turn.assistant_html if request.htmx else ""
     return turn, html
@@ -248,15 +252,20 @@ def _create(request):
     composer = ComposerForm(request.POST)
     if services.connection_for(conversation) is None:
         composer.add_error(None, NO_CONNECTION)
-    elif problem := team_usage.refusal(conversation.connection, request.user, "chat"):
+    elif problem := gate.why_not(conversation.connection, request.user):
         composer.add_error(None, problem)
     uploads = uploads_of(request, conversation, composer) if invalid_params is None else []
     if invalid_params is not None or not composer.is_valid():
         return _invalid(request, conversation, composer, invalid_params)
     # One transaction: a failure leaves neither the conversation nor half a turn behind.
-    with transaction.atomic():
-        conversation.save()
-        return services.prepare_turn(conversation, composer.cleaned_data["content"], attachments=uploads)
+    try:
+        with transaction.atomic():
+            conversation.save()
+            return services.prepare_turn(conversation, composer.cleaned_data["content"], attachments=uploads)
+    except gate.Refused as refusal:  # nothing was saved
+        conversation.pk = None
+        composer.add_error(None, refusal.message)
+        return _invalid(request, conversation, composer, invalid_params)
 
 
 @require_POST
@@ -302,11 +311,12 @@ def _prepare_retry(request, pk, mid) -> Turn | HttpResponse:
     if message.role != "assistant" or message.status not in (Message.ERROR, Message.STOPPED, Message.INTERRUPTED):
         return HttpResponse("Only a failed, stopped or interrupted answer can be retried.", status=409)
     conversation = message.conversation
-    if problem := team_usage.lost_connection(conversation) or team_usage.refusal(
-        services.connection_for(conversation), request.user, "chat"
-    ):
+    if problem := services.lost_connection(conversation):
         return HttpResponse(problem, status=403)
-    return services.prepare_turn(message.conversation, None, replace=message)
+    try:
+        return services.prepare_turn(message.conversation, None, replace=message)
+    except gate.Refused as refusal:
+        return HttpResponse(refusal.message, status=refusal.status)
 
 
 def _retry_unavailable(request, kind: str) -> HttpResponse:

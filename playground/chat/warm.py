@@ -29,6 +29,7 @@ from playground.chat import branches, services, views
 from playground.chat.actions import FormInput
 from playground.chat.forms import ComposerForm
 from playground.chat.models import Conversation, Message
+from playground.connections import gate
 from playground.connections.models import Connection
 from playground.upstream.client import Endpoint
 
@@ -51,8 +52,6 @@ class Warm:
     connection: Connection
     model: CatalogModel | None
     history: list[Message]
-    endpoint: Endpoint
-    limits: services.Limits
 
 
 def load(user, conversation_id: int, fields: QueryDict) -> Warm | None:
@@ -78,9 +77,7 @@ def load(user, conversation_id: int, fields: QueryDict) -> Warm | None:
     if any(m.attachments.all() for m in questions):  # files are read in the thread
         return None
     model = services.selected_model(conversation)
-    return Warm(
-        panel_of(fields), conversation, connection, model, path, connection.endpoint(), services.limits_of(connection)
-    )
+    return Warm(panel_of(fields), conversation, connection, model, path)
 
 
 @dataclass
@@ -100,6 +97,8 @@ class Early:
         def adopt(endpoint: Endpoint, body: dict, limits: services.Limits | None = None):
             if not self.settled and (endpoint, body, limits) == (self.endpoint, self.body, self.limits):
                 self.settled = self.adopted = True
+                if limits is not None and limits.ticket is not None:
+                    limits.ticket.release()  # the early call holds a pass of its own
                 return self.generation
             self.drop()
             return launch(endpoint, body, limits)
@@ -175,7 +174,16 @@ class WarmSend:
         if request.errors:
             return None
         self.drop()  # one early call per Warm: the turn it starts changes the conversation
-        generation = launch(warm.endpoint, request.body, warm.limits)
+        try:
+            ticket = await gate.aopen(warm.connection, self.user, "chat", body=request.body)
+        except gate.Refused:
+            return None  # the checks will say it properly
+        limits = services.limits_of(warm.connection, ticket)
+        try:
+            generation = launch(ticket.endpoint, request.body, limits)
+        except BaseException:
+            await ticket.arelease()
+            raise
         with suppress(TimeoutError):
             await asyncio.wait_for(generation.requested.wait(), REQUEST_WAIT)
-        return Early(generation, warm.endpoint, request.body, warm.limits)
+        return Early(generation, ticket.endpoint, request.body, limits)

@@ -1,13 +1,14 @@
-from asgiref.sync import sync_to_async
+from urllib.parse import urlsplit
+
 from django.apps import apps
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from playground.connections import crypto
-from playground.upstream.client import Endpoint
 
 MANAGER_ROLES = ("owner", "admin")
 
@@ -69,6 +70,15 @@ class Connection(models.Model):
     # A team connection (playground.teams): the team's members use it and never see its key; `owner` is who added it.
     team = models.ForeignKey("teams.Team", null=True, blank=True, on_delete=models.CASCADE, related_name="connections")
     revoked = models.BooleanField(default=False, help_text="A revoked team connection is offered to nobody.")
+    # The scheme://host:port the key was entered for: the gate sends it nowhere else (see gate.py).
+    key_origin = models.CharField(max_length=300, blank=True)
+    concurrency = models.PositiveIntegerField(
+        "Requests at once",
+        null=True,
+        blank=True,
+        help_text="How many requests may run through this connection at once, for everyone using it "
+        "(empty: the server's default).",
+    )
 
     objects = ConnectionQuerySet.as_manager()
 
@@ -84,10 +94,13 @@ class Connection(models.Model):
         return f"{self.name} (team {self.team.name})" if self.team_id else self.name
 
     def set_key(self, raw: str) -> None:
+        """Store a key for the connection's current base URL: the gate sends it to that origin only."""
         self.encrypted_key = crypto.encrypt(raw)
         self.key_hint = crypto.mask(raw)
+        self.key_origin = origin_of(self.base_url) if not self.is_local else ""
 
     def get_key(self) -> str:
+        """The raw key (tests and the owner's own checks). Requests get theirs from gate.open(), never from here."""
         return crypto.decrypt(self.encrypted_key)
 
     @property
@@ -110,14 +123,37 @@ class Connection(models.Model):
     def url(self) -> str:
         return settings.LOCAL_API_BASE_URL if self.is_local else self.base_url
 
-    def endpoint(self) -> Endpoint:
-        if self.is_local and not self.encrypted_key:
-            # Made while the local API was off, so no key was minted then.
-            self.rotate_key()
-        return Endpoint(base_url=self.url, api_key=self.get_key(), trusted=self.is_local)
+    @property
+    def slots(self) -> int:
+        """How many requests may run through it at once (its own limit, else CONNECTION_CONCURRENCY)."""
+        return self.concurrency or settings.CONNECTION_CONCURRENCY
 
-    async def aendpoint(self) -> Endpoint:
-        return await sync_to_async(self.endpoint)()
+
+def origin_of(url: str) -> str:
+    """scheme://host:port of a URL (the default port written out), lowercased: what a key is bound to."""
+    try:
+        parts = urlsplit(url or "")
+        port = parts.port or {"https": 443, "http": 80}.get(parts.scheme.lower(), 0)
+    except ValueError:
+        return ""
+    return f"{parts.scheme.lower()}://{(parts.hostname or '').lower()}:{port}"
+
+
+class Lease(models.Model):
+    """A request in flight through a connection (gate.py): one of its concurrency slots, and for a team connection
+    the tokens reserved against the member's and the team's budgets until it settles. A lease whose process died
+    stops counting once its heartbeat is stale (playground/lib/detached.py stamps the live ones)."""
+
+    connection = models.ForeignKey(Connection, on_delete=models.CASCADE, related_name="leases")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    team = models.ForeignKey("teams.Team", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    purpose = models.CharField(max_length=16)
+    tokens = models.PositiveIntegerField(default=0)
+    created = models.DateTimeField(default=timezone.now)
+    heartbeat = models.DateTimeField(default=timezone.now, db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.purpose} through {self.connection_id} ({self.tokens} tokens reserved)"
 
 
 def get_connection(request, pk) -> Connection:

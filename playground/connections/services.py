@@ -1,5 +1,6 @@
 from django.utils import timezone
 
+from playground.connections import gate
 from playground.connections.models import Connection
 from playground.upstream import client
 from playground.upstream.errors import UpstreamError
@@ -8,19 +9,21 @@ from playground.upstream.errors import UpstreamError
 # GET /models is tried first where the provider offers it.
 
 
-async def test_connection(connection: Connection) -> tuple[bool, str]:
-    """Make a real upstream call and describe the outcome in words."""
-    endpoint = await connection.aendpoint()
+async def test_connection(connection: Connection, user) -> tuple[bool, str]:
+    """Make a real upstream call (through the gate, as `user`) and describe the outcome in words."""
     try:
-        try:
-            result = await client.models(endpoint)
-            count = len(result.data.get("data", [])) if isinstance(result.data, dict) else 0
-            ok, message = True, f"Connected: the key works and {count} models are listed."
-        except UpstreamError as error:
-            if error.status not in (404, 405):
-                raise
-            await client.voices(endpoint)
-            ok, message = True, "Connected: the key works (this provider does not list its models)."
+        async with gate.opened(connection, user, "test", tokens=0) as ticket:
+            try:
+                result = await client.models(ticket.endpoint)
+                count = len(result.data.get("data", [])) if isinstance(result.data, dict) else 0
+                ok, message = True, f"Connected: the key works and {count} models are listed."
+            except UpstreamError as error:
+                if error.status not in (404, 405):
+                    raise
+                await client.voices(ticket.endpoint)
+                ok, message = True, "Connected: the key works (this provider does not list its models)."
+    except gate.Refused as refusal:
+        ok, message = False, refusal.message
     except UpstreamError as error:
         ok, message = (
             False,

@@ -4,10 +4,10 @@ from django.http import HttpResponseBadRequest
 from django.shortcuts import aget_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from playground.catalog.services import refresh_models
 from playground.connections.forms import ConnectionForm
 from playground.connections.models import Connection, get_connection
 from playground.connections.services import test_connection
+from playground.connections.signals import connection_added
 
 
 def index(request):
@@ -21,8 +21,9 @@ async def create(request):
     form = ConnectionForm(request.POST or None, instance=Connection(owner=user))
     if request.method == "POST" and await sync_to_async(form.is_valid)():
         connection = await sync_to_async(form.save)()
-        # The catalog is what the provider lists: fetch it now rather than leave the pickers empty.
-        listed, ok = await refresh_models(connection)
+        # The catalog is what the provider lists: it fetches it now rather than leave the pickers empty.
+        answers = await connection_added.asend(sender=Connection, connection=connection, user=user)
+        listed, ok = answers[0][1] if answers else ("", True)
         if ok:
             messages.success(request, f"Connection “{connection.name}” added. {listed}")
         else:
@@ -56,8 +57,9 @@ def delete(request, pk):
 
 @require_POST
 async def test(request, pk):
-    connection = await aget_object_or_404(Connection.objects.managed_by(await request.auser()), pk=pk)
-    await test_connection(connection)
+    user = await request.auser()
+    connection = await aget_object_or_404(Connection.objects.managed_by(user), pk=pk)
+    await test_connection(connection, user)
     if request.htmx:
         context = {"connection": connection}
         return await sync_to_async(render)(request, "connections/index.html#connection-status", context)

@@ -6,6 +6,7 @@ from asgiref.sync import sync_to_async
 
 from playground.batches import services as batches
 from playground.batches.models import Batch
+from playground.connections import gate
 from playground.evaluate import graders, services
 from playground.evaluate.models import Cell, Evaluation
 from playground.upstream import client
@@ -73,18 +74,23 @@ async def submit(evaluation: Evaluation, *, user) -> Batch:
     if problems:
         raise BatchRefused({"title": "Some cells cannot be sent", "message": "", "problems": problems[:20]})
     connection = evaluation.connection
-    endpoint = await connection.aendpoint()
     filename = f"evaluation-{evaluation.pk}.jsonl"
     try:
-        uploaded = await client.file_upload(endpoint, filename=filename, content=content, purpose="batch")
-    except UpstreamError as exc:
-        raise BatchRefused(explain(exc, uploading=True, mapping=mapping)) from None
-    body = {"input_file_id": uploaded.data["id"], "endpoint": batches.ENDPOINT, "completion_window": "24h"}
-    body["metadata"] = {"evaluation": str(evaluation.pk)}
-    try:
-        created = await client.batch_create(endpoint, body)
-    except UpstreamError as exc:
-        raise BatchRefused(explain(exc, uploading=False, mapping=mapping)) from None
+        ticket = await gate.aopen(connection, user, "batch")
+    except gate.Refused as refusal:
+        raise BatchRefused({"title": refusal.title, "message": refusal.message, "problems": []}) from None
+    async with gate.ending(ticket):
+        try:
+            uploaded = await client.file_upload(ticket.endpoint, filename=filename, content=content, purpose="batch")
+        except UpstreamError as exc:
+            raise BatchRefused(explain(exc, uploading=True, mapping=mapping)) from None
+        body = {"input_file_id": uploaded.data["id"], "endpoint": batches.ENDPOINT, "completion_window": "24h"}
+        body["metadata"] = {"evaluation": str(evaluation.pk)}
+        try:
+            created = await client.batch_create(ticket.endpoint, body)
+        except UpstreamError as exc:
+            raise BatchRefused(explain(exc, uploading=False, mapping=mapping)) from None
+        await ticket.asettle(documents=len(mapping), status="submitted")
     batch = Batch(
         owner=user,
         connection=connection,

@@ -12,6 +12,7 @@ from django.db import close_old_connections
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from playground.connections import gate
 from playground.evaluate import graders, services
 from playground.evaluate.models import Cell, Evaluation
 from playground.lib import detached
@@ -148,9 +149,19 @@ async def _cell(evaluation: Evaluation, cell_id: int) -> None:
     body = dict(request.body)
     if evaluation.connection.include_usage:
         body["stream_options"] = {"include_usage": True}
+    ticket = None
+
+    async def waiting(in_use: int, limit: int) -> None:
+        words = f"Waiting for a free slot ({in_use} of {limit} in use)…"
+        await _send(pk, {"type": "cell.delta", "id": cell.pk, "text": "", "waiting": words})
+
     try:
-        endpoint = await evaluation.connection.aendpoint()
-        async with client.chat_stream(endpoint, body) as stream:
+        # A cell is a request like a chat send: the gate's checks, a slot (waited for), the budget reserved.
+        ticket = await gate.aopen(
+            evaluation.connection, evaluation.owner_id, "chat", body=body, wait=True, on_wait=waiting
+        )
+        started = time.monotonic()
+        async with client.chat_stream(ticket.endpoint, body) as stream:
             async for chunk in stream:
                 usage = chunk.get("usage")
                 if isinstance(usage, dict):
@@ -177,6 +188,10 @@ async def _cell(evaluation: Evaluation, cell_id: int) -> None:
         cell.status, cell.error = Cell.STOPPED, STOPPED
         await asyncio.shield(_save(pk, cell))
         raise
+    finally:
+        if ticket is not None:
+            usage = {"prompt_tokens": cell.prompt_tokens, "completion_tokens": cell.completion_tokens}
+            await asyncio.shield(ticket.asettle(usage=usage, status=cell.status, model=str(body.get("model") or "")))
     await _save(pk, cell)
 
 

@@ -2,8 +2,8 @@ import dataclasses
 
 from playground.catalog.models import CatalogModel
 from playground.catalog.params import RERANK_PARAMS, params_for
+from playground.connections import gate
 from playground.rerank.models import RerankRun
-from playground.teams import usage as team_usage
 from playground.upstream import client
 from playground.upstream.errors import UpstreamError
 
@@ -12,8 +12,8 @@ def request_body(*, model: str, query: str, documents: list[str], params: dict) 
     return {"model": model, "query": query, "documents": documents, **params}
 
 
-async def call(*, connection, body: dict, headers: dict | None = None) -> client.Result:
-    endpoint = await connection.aendpoint()
+async def call(*, ticket: gate.Pass, body: dict, headers: dict | None = None) -> client.Result:
+    endpoint = ticket.endpoint
     if headers:
         endpoint = dataclasses.replace(endpoint, headers=(*endpoint.headers, *headers.items()))
     result = await client.rerank(endpoint, body)
@@ -38,23 +38,14 @@ async def create_run(
 ) -> RerankRun:
     """Call the provider and save the run; an UpstreamError propagates and nothing is saved."""
     body = request_body(model=model, query=query, documents=documents, params=params)
-    await team_usage.acheck(connection, owner, "rerank")
-    try:
-        result = await call(connection=connection, body=body, headers=headers)
-    except UpstreamError as error:
-        await team_usage.arecord(
-            connection.pk,
-            owner.pk,
-            "rerank",
-            model=model,
-            documents=len(documents),
-            status=f"error {error.status or error.kind}",
-        )
-        raise
-    meta = result.data.get("meta") or {}
-    await team_usage.arecord(
-        connection.pk, owner.pk, "rerank", model=model, usage=team_usage.rerank_usage(meta), documents=len(documents)
-    )
+    async with gate.opened(connection, owner, "rerank", body=body) as ticket:
+        try:
+            result = await call(ticket=ticket, body=body, headers=headers)
+        except UpstreamError as error:
+            await ticket.asettle(model=model, documents=len(documents), status=f"error {error.status or error.kind}")
+            raise
+        meta = result.data.get("meta") or {}
+        await ticket.asettle(model=model, usage=gate.rerank_usage(meta), documents=len(documents))
     return await RerankRun.objects.acreate(
         owner=owner,
         connection=connection,

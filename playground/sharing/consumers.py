@@ -132,6 +132,9 @@ class ShareConsumer(AccountSockets, LocalFollower, Replay, AsyncJsonWebsocketCon
     async def chat_done(self, event):
         await self._final(event)
 
+    async def chat_waiting(self, event):
+        """An answer waiting for a free slot of its connection: viewers see it once it starts."""
+
     async def chat_error(self, event):
         await self._final(event)
 

@@ -1,7 +1,10 @@
 from django import forms
+from django.apps import apps
 
 from playground.sharing.models import EXPIRY_CHOICES, Share
-from playground.teams.models import Team
+
+# Sharing does not import teams: the teams a user may share with are read by the model's name.
+Team = apps.get_model("teams", "Team")
 
 
 class ShareForm(forms.Form):

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from django.utils import timezone
 
+from playground.connections import gate
 from playground.lib import detached
 from playground.speech.audio import wav_header
 from playground.speech.models import SpeechClip
-from playground.teams import usage as team_usage
 from playground.upstream import client
 from playground.upstream.errors import UpstreamError
 
@@ -111,7 +111,7 @@ async def start_clip(
 
     An error before the first byte (400, 401, 429...) raises UpstreamError and leaves no clip behind.
     """
-    await team_usage.acheck(connection, owner, "speech")
+    ticket = await gate.aopen(connection, owner, "speech")
     clip = SpeechClip(
         owner=owner,
         connection=connection,
@@ -123,15 +123,14 @@ async def start_clip(
         sample_rate=sample_rate,
         params=params or {},
     )
-    # The key is decrypted in this thread when it exists (remembered per token): no thread hop before the call.
-    endpoint = connection.endpoint() if connection.encrypted_key else await connection.aendpoint()
+    endpoint = ticket.endpoint
     if headers:
         endpoint = dataclasses.replace(endpoint, headers=(*endpoint.headers, *headers.items()))
     loop = asyncio.get_running_loop()
     started: asyncio.Future = loop.create_future()
     saved: asyncio.Future = loop.create_future()
     relay = Relay()
-    relay.task = detached.spawn(_relay(clip, endpoint, relay, started, saved), name="speech-clip")
+    relay.task = detached.spawn(_relay(clip, endpoint, relay, started, saved, ticket), name="speech-clip")
     try:
         await clip.asave()
         clip.file = f"speech/{owner.pk}/{clip.pk}-{secrets.token_hex(6)}.{response_format}"
@@ -139,6 +138,7 @@ async def start_clip(
     except BaseException as exc:
         saved.set_exception(exc)
         relay.task.cancel()
+        await asyncio.shield(ticket.arelease())
         raise
     if not relay.task.done():  # (one refused at once has nothing to track)
         detached.track(KIND, clip.pk, relay)
@@ -153,7 +153,12 @@ async def start_clip(
 
 
 async def _relay(
-    clip: SpeechClip, endpoint, relay: Relay, started: asyncio.Future, saved: asyncio.Future | None = None
+    clip: SpeechClip,
+    endpoint,
+    relay: Relay,
+    started: asyncio.Future,
+    saved: asyncio.Future | None = None,
+    ticket: gate.Pass | None = None,
 ) -> None:
     status, error, output, path = SpeechClip.INCOMPLETE, None, None, None
     try:
@@ -200,10 +205,12 @@ async def _relay(
                         status=status, error=error, finished=clip.finished, bytes=clip.bytes, trace_id=clip.trace_id
                     )
                 )
-                await asyncio.shield(record_usage(clip, status))
+                await asyncio.shield(record_usage(clip, status, ticket))
             elif path is not None:
                 await asyncio.to_thread(path.unlink, missing_ok=True)
         finally:
+            if ticket is not None:
+                await asyncio.shield(ticket.arelease())  # refused before the first byte: nothing to file
             if clip.pk is not None:
                 detached.untrack(KIND, clip.pk, relay)
             relay.notify()
@@ -270,9 +277,10 @@ def delete_clip(clip: SpeechClip) -> None:
     clip.delete()
 
 
-async def list_voices(connection) -> list[dict]:
+async def list_voices(connection, user) -> list[dict]:
     """The caller's custom voices from the provider's /audio/voice/list (UpstreamError on failure)."""
-    result = await client.voices(await connection.aendpoint())
+    async with gate.opened(connection, user, "voices") as ticket:
+        result = await client.voices(ticket.endpoint)
     items = result.data.get("results") if isinstance(result.data, dict) else None
     if not isinstance(items, list):
         raise UpstreamError(
@@ -293,31 +301,30 @@ async def list_voices(connection) -> list[dict]:
 TEAM_VOICES = "The custom voices of a team connection are not changed from here: use a connection of your own."
 
 
-async def upload_voice(connection, *, audio: bytes, filename: str, custom_name: str, text: str, model: str) -> dict:
+async def upload_voice(
+    connection, user, *, audio: bytes, filename: str, custom_name: str, text: str, model: str
+) -> dict:
     if connection.team_id:
         raise UpstreamError(kind="http", status=403, message=TEAM_VOICES)
-    result = await client.voice_upload(
-        await connection.aendpoint(), audio=audio, filename=filename, custom_name=custom_name, text=text, model=model
-    )
+    async with gate.opened(connection, user, "voices") as ticket:
+        result = await client.voice_upload(
+            ticket.endpoint, audio=audio, filename=filename, custom_name=custom_name, text=text, model=model
+        )
     return result.data if isinstance(result.data, dict) else {}
 
 
-async def delete_voice(connection, uri: str) -> None:
+async def delete_voice(connection, user, uri: str) -> None:
     if connection.team_id:
         raise UpstreamError(kind="http", status=403, message=TEAM_VOICES)
-    await client.voice_delete(await connection.aendpoint(), uri)
+    async with gate.opened(connection, user, "voices") as ticket:
+        await client.voice_delete(ticket.endpoint, uri)
 
 
-async def record_usage(clip: SpeechClip, status: str) -> None:
-    """Teams: a clip made through a team connection is filed with its input's characters (nothing otherwise)."""
+async def record_usage(clip: SpeechClip, status: str, ticket: gate.Pass | None) -> None:
+    """Settle the clip's pass: a clip made through a team connection is filed with its input's characters."""
+    if ticket is None:
+        return
     try:
-        await team_usage.arecord(
-            clip.connection_id,
-            clip.owner_id,
-            "speech",
-            model=clip.model,
-            audio_characters=len(clip.text),
-            status=status,
-        )
+        await ticket.asettle(model=clip.model, audio_characters=len(clip.text), status=status)
     except Exception:
         log.exception("Could not record the usage of speech clip %s", clip.pk)

@@ -18,11 +18,12 @@ from playground.speech.models import SpeechClip, aget_clip, get_clip
 from playground.upstream.errors import UpstreamError
 
 
-async def _voices_for(connection) -> tuple[list[dict], UpstreamError | None]:
+async def _voices_for(form) -> tuple[list[dict], UpstreamError | None]:
+    connection = form.chosen_connection
     if connection is None:
         return [], None
     try:
-        return await services.list_voices(connection), None
+        return await services.list_voices(connection, form.user), None
     except UpstreamError as error:
         # A provider without custom voices (an OpenAI-style one) has no voice list: that is not a failure.
         return [], None if error.status in (404, 405) else error
@@ -34,12 +35,12 @@ async def _form(request, data=None, initial=None, *, voices=True) -> tuple[Speec
     form = await sync_to_async(SpeechForm)(data, user=await request.auser(), initial=initial)
     error = None
     if voices:
-        form.custom_voices, error = await _voices_for(form.chosen_connection)
+        form.custom_voices, error = await _voices_for(form)
     return form, error
 
 
 async def _with_voices(form) -> UpstreamError | None:
-    form.custom_voices, error = await _voices_for(form.chosen_connection)
+    form.custom_voices, error = await _voices_for(form)
     return error
 
 
@@ -191,7 +192,7 @@ async def _picker(request, source) -> VoicePicker:
 
 
 async def _voices_page(request, picker, upload_form=None, error=None):
-    voices, list_error = await _voices_for(picker.chosen_connection)
+    voices, list_error = await _voices_for(picker)
     context = {
         "form": picker,
         "connection": picker.chosen_connection,
@@ -223,6 +224,7 @@ async def voice_upload(request):
     try:
         created = await services.upload_voice(
             picker.chosen_connection,
+            picker.user,
             audio=audio.read(),
             filename=audio.name,
             custom_name=form.cleaned_data["custom_name"],
@@ -239,7 +241,7 @@ async def voice_upload(request):
 async def voice_delete(request):
     picker = await _picker(request, request.POST)
     try:
-        await services.delete_voice(picker.chosen_connection, request.POST.get("uri", ""))
+        await services.delete_voice(picker.chosen_connection, picker.user, request.POST.get("uri", ""))
     except UpstreamError as error:
         return await _voices_page(request, picker, error=error)
     messages.success(request, "Voice deleted.")

@@ -29,6 +29,9 @@ class TeamQuerySet(models.QuerySet):
 
 class Team(models.Model):
     name = models.CharField(max_length=100)
+    monthly_token_budget = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Tokens (prompt + completion) all members together may use per calendar month."
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     objects = TeamQuerySet.as_manager()

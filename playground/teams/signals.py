@@ -9,7 +9,7 @@ from playground.teams.models import ConnectionLoss, Team, audit
 
 @receiver(post_init, sender=Connection)
 def remember_key(sender, instance, **kwargs):
-    instance._loaded_key = instance.encrypted_key
+    instance._loaded_key, instance._loaded_url = instance.encrypted_key, instance.base_url
 
 
 @receiver(post_save, sender=Connection)
@@ -18,7 +18,11 @@ def key_changed(sender, instance, created, **kwargs):
         # Teams views name who did it; an edit elsewhere (the connection's own form) is logged without a name.
         actor = getattr(instance, "audit_actor", None)
         audit(instance.team, actor, "key_changed", f"Key of “{instance.name}” replaced ({instance.key_hint}).")
-    instance._loaded_key = instance.encrypted_key
+    if instance.team_id and not created and instance.base_url != getattr(instance, "_loaded_url", None):
+        actor = getattr(instance, "audit_actor", None)
+        detail = f"Base URL of “{instance.name}” changed from {instance._loaded_url} to {instance.base_url}."
+        audit(instance.team, actor, "url_changed", detail)
+    instance._loaded_key, instance._loaded_url = instance.encrypted_key, instance.base_url
 
 
 @receiver(post_save, sender="sharing.Share")

@@ -16,6 +16,7 @@ urlpatterns = [
     path("<int:pk>/members/<int:mid>/remove/", views.remove_member, name="remove_member"),
     path("<int:pk>/members/<int:mid>/role/", views.set_role, name="set_role"),
     path("<int:pk>/members/<int:mid>/budget/", views.set_budget, name="set_budget"),
+    path("<int:pk>/budget/", views.set_team_budget, name="set_team_budget"),
     path("<int:pk>/connections/new/", views.add_connection, name="add_connection"),
     path("<int:pk>/connections/<int:cid>/", views.edit_connection, name="edit_connection"),
     path("<int:pk>/connections/<int:cid>/revoke/", views.revoke_connection, name="revoke_connection"),

@@ -57,6 +57,7 @@ def detail(request, pk):
         "transfer_form": TransferForm(members=[m for m in memberships if m.role != OWNER]),
         "library": library.grouped(team),
         "my_usage": tokens_this_month(team.pk, request.user.pk),
+        "team_usage": tokens_this_month(team.pk),
     }
     return render(request, "teams/detail.html", context)
 
@@ -115,6 +116,26 @@ def set_budget(request, pk, mid):
     budget = "no limit" if other.monthly_token_budget is None else f"{other.monthly_token_budget:,} tokens a month"
     audit(team, request.user, "budget", f"Budget of {other.user}: {budget}.")
     messages.success(request, f"Budget of {other.user}: {budget}.")
+    return redirect("teams:detail", team.pk)
+
+
+@require_POST
+def set_team_budget(request, pk):
+    """The team's monthly token budget, all members together (the owner's to set)."""
+    team, me = get_managed_team(request, pk)
+    if me.role != OWNER:
+        return HttpResponse("Only the owner sets the team's budget.", status=403)
+    form = BudgetForm(request.POST)
+    if not form.is_valid():
+        for errors in form.errors.values():
+            for error in errors:
+                messages.error(request, error)
+        return redirect("teams:detail", team.pk)
+    team.monthly_token_budget = form.cleaned_data["monthly_token_budget"]
+    team.save(update_fields=["monthly_token_budget"])
+    budget = "no limit" if team.monthly_token_budget is None else f"{team.monthly_token_budget:,} tokens a month"
+    audit(team, request.user, "team_budget", f"Budget of the team: {budget}.")
+    messages.success(request, f"Budget of the team: {budget}.")
     return redirect("teams:detail", team.pk)
 
 
@@ -236,13 +257,13 @@ def _team_connection(team, cid) -> Connection:
 async def add_connection(request, pk):
     user = await request.auser()
     team, _ = await sync_to_async(get_managed_team)(request, pk)
-    form = ConnectionForm(request.POST or None, instance=Connection(owner=user, team=team))
+    form = ConnectionForm(request.POST or None, instance=Connection(owner=user, team=team), user=user)
     if request.method == "POST" and await sync_to_async(form.is_valid)():
         connection = await sync_to_async(form.save)()
         await sync_to_async(audit)(
             team, user, "connection_added", f"Connection “{connection.name}” added ({connection.key_hint})."
         )
-        listed, ok = await refresh_models(connection)
+        listed, ok = await refresh_models(connection, user)
         (messages.success if ok else messages.warning)(request, f"Team connection “{connection.name}” added. {listed}")
         return redirect("teams:detail", team.pk)
     context = {"form": form, "team": team}
@@ -253,7 +274,7 @@ async def add_connection(request, pk):
 def edit_connection(request, pk, cid):
     team, _ = get_managed_team(request, pk)
     connection = _team_connection(team, cid)
-    form = ConnectionForm(request.POST or None, instance=connection)
+    form = ConnectionForm(request.POST or None, instance=connection, user=request.user)
     if request.method == "POST" and form.is_valid():
         connection.audit_actor = request.user
         form.save()

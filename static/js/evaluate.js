@@ -106,7 +106,11 @@
     } else if (data.type === "delta") {
       var cell = document.getElementById("cell-" + data.id);
       var live = cell && cell.querySelector(".live-text");
-      if (live) { live.textContent += data.text; }
+      if (live && data.waiting) { live.dataset.waiting = "1"; live.textContent = data.waiting; }
+      else if (live) {
+        if (live.dataset.waiting) { delete live.dataset.waiting; live.textContent = ""; }
+        live.textContent += data.text;
+      }
     } else if (data.type === "cell") {
       replace("cell-" + data.id, data.html);
       if (["done", "error", "stopped"].indexOf(data.status) >= 0) {

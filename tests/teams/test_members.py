@@ -105,7 +105,7 @@ def test_leave_transfer_and_delete(alice, bob, team, team_connection):
 
 
 def test_team_connections_are_added_edited_and_revoked_by_managers_with_an_audit_trail(alice, bob, team, monkeypatch):
-    async def no_refresh(connection):
+    async def no_refresh(connection, user):
         return "0 models listed.", True
 
     monkeypatch.setattr("playground.teams.views.refresh_models", no_refresh)

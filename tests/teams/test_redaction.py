@@ -84,3 +84,45 @@ async def test_a_member_never_sees_the_team_key_a_provider_echoes(
     assert "Incorrect API key provided" in page and REDACTED in page
     assert leaks(page) == [] and KEY_MIDDLE not in page
     assert leaks(str(message.error if hasattr(message, "error") else "") + message.content) == []
+
+
+async def test_tool_call_echoes_and_errors_are_stored_without_the_key(team, alice, bob):
+    from playground.chat.services.generation import Generation
+    from playground.chat.services.limits import Limits
+    from playground.connections import gate
+    from tests.teams.conftest import make_team_connection
+
+    connection = await sync_to_async(make_team_connection)(team, alice)
+    conversation = await Conversation.objects.acreate(owner=bob, connection=connection, model_id="m")
+    answer = await Message.objects.acreate(conversation=conversation, role="assistant", status="streaming")
+    ticket = await gate.aopen(connection, bob, "chat")
+    generation = Generation(ticket.endpoint, {"model": "m"}, limits=Limits(connection_id=connection.pk, ticket=ticket))
+    generation.message_id, generation.conversation_id = answer.pk, conversation.pk
+    echo = f'{{"token": "{TEAM_KEY}", "part": "{KEY_MIDDLE}"}}'
+    generation.tool_calls = {0: {"id": "c1", "type": "function", "function": {"name": "f", "arguments": echo}}}
+    await generation._finish("error", {"title": "Failed", "message": f"bad key {TEAM_KEY[:12]}…"})
+    saved = await Message.objects.aget(pk=answer.pk)
+    stored = str(saved.tool_calls) + str(saved.error)
+    assert not leaks(stored) and REDACTED in saved.tool_calls[0]["function"]["arguments"]
+    assert saved.tool_calls[0]["function"]["name"] == "f"
+    await ticket.arelease()
+
+
+async def test_batch_output_and_error_files_are_served_without_the_key(team, alice, bob, monkeypatch):
+    from playground.batches import services as batches
+    from playground.batches.models import Batch
+    from tests.teams.conftest import make_team_connection
+
+    connection = await sync_to_async(make_team_connection)(team, alice)
+    batch = await Batch.objects.acreate(
+        owner=bob, connection=connection, remote_id="b", input_file_id="f", input_filename="in.jsonl"
+    )
+    line = f'{{"custom_id": "request-1", "error": {{"message": "key {TEAM_KEY} refused, ends {KEY_MIDDLE[-9:]}"}}}}\n'
+
+    async def file_content(endpoint, file_id):
+        assert endpoint.api_key == TEAM_KEY  # the provider gets the key; what it says back loses it
+        return client.Result(line.encode(), "", 200, {})
+
+    monkeypatch.setattr(client, "file_content", file_content)
+    content = (await batches.file_content(batch, "file_err")).decode()
+    assert not leaks(content) and "request-1" in content and REDACTED in content

@@ -29,7 +29,7 @@ def mint(label: str) -> str:
 
 async def team_setup(team, alice, base_url, key, model_kinds=("chat",)):
     connection = await sync_to_async(make_team_connection)(team, alice, base_url=base_url, key=key)
-    message, ok = await refresh_models(connection)
+    message, ok = await refresh_models(connection, connection.owner)
     assert ok, message
     return connection
 
@@ -270,7 +270,7 @@ async def test_the_custom_voices_of_a_team_connection_are_not_changed_by_anyone(
 
     connection = await sync_to_async(make_team_connection)(team, alice)
     with pytest.raises(UpstreamError) as refused:
-        await speech.delete_voice(connection, "speech:voice:1")
+        await speech.delete_voice(connection, alice, "speech:voice:1")
     assert refused.value.status == 403 and refused.value.message == speech.TEAM_VOICES
     with pytest.raises(UpstreamError):
-        await speech.upload_voice(connection, audio=b"x", filename="a.wav", custom_name="a", text="a", model="m")
+        await speech.upload_voice(connection, alice, audio=b"x", filename="a.wav", custom_name="a", text="a", model="m")

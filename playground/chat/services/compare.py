@@ -19,6 +19,7 @@ from playground.chat.services.branches import Refused, content_of, message_of, o
 from playground.chat.services.limits import check_capacity, limits_of
 from playground.chat.services.request import build_request, chat_models, connection_for, pick_model
 from playground.chat.services.turns import Turn, launcher, start_turn
+from playground.connections import gate
 
 MAX_COLUMNS = 4
 
@@ -76,8 +77,18 @@ def _prepare(conversation: Conversation, content: str, columns: list[dict], laun
             raise Refused(f"columns[{index}]: {' '.join(request.errors)}")
         requests.append(request)
 
-    endpoint, limits = connection.endpoint(), limits_of(connection)
-    generations = [launch(endpoint, request.body, limits) for request in requests]
+    # One pass per column: each is a request of its own (its reservation, its slot, its usage).
+    tickets, generations = [], []
+    try:
+        for request in requests:
+            tickets.append(gate.open(connection, conversation.owner_id, "chat", body=request.body))
+            generations.append(launch(tickets[-1].endpoint, request.body, limits_of(connection, tickets[-1])))
+    except BaseException:
+        for generation in generations:
+            generation.abort_threadsafe()
+        for ticket in tickets[len(generations) :]:
+            ticket.release()
+        raise
     group = uuid.uuid4().hex
     try:
         with transaction.atomic():
@@ -108,7 +119,15 @@ def _prepare(conversation: Conversation, content: str, columns: list[dict], laun
     for generation, answer in zip(generations, answers, strict=True):
         generation.bind_threadsafe(answer)
     return [
-        Turn(conversation, user_message, answer, endpoint, request, generation=generation, limits=limits)
+        Turn(
+            conversation,
+            user_message,
+            answer,
+            generation.endpoint,
+            request,
+            generation=generation,
+            limits=generation.limits,
+        )
         for answer, request, generation in zip(answers, requests, generations, strict=True)
     ]
 

@@ -22,6 +22,7 @@ from playground.chat.services.control import ControlChannel, generation_group
 from playground.chat.services.display import render_message
 from playground.chat.services.limits import Limits, rejects_stream_options
 from playground.chat.services.persistence import AnswerRows, record_usage
+from playground.connections import gate
 from playground.connections.models import Connection
 from playground.lib import detached
 from playground.upstream import client
@@ -119,7 +120,12 @@ class Generation(AnswerRows, ControlChannel):
         self.loop.call_soon_threadsafe(self.bind, message.pk, message.conversation_id)
 
     def abort_threadsafe(self) -> None:
-        self.loop.call_soon_threadsafe(lambda: self.task.cancel())
+        self.loop.call_soon_threadsafe(self._abort)
+
+    def _abort(self) -> None:
+        self.task.cancel()
+        # A task cancelled before its first step runs none of its code: its lease is given back here.
+        detached.spawn(self._release_ticket(), name="release-lease")
 
     # -- control
 
@@ -140,6 +146,12 @@ class Generation(AnswerRows, ControlChannel):
     async def _call(self) -> None:
         if self.stop_requested:
             raise asyncio.CancelledError
+        if self.limits.ticket is None and self.limits.queued is not None:
+            connection, user_id = self.limits.queued
+            self.limits.ticket = await gate.aopen(
+                connection, user_id, "chat", body=self.body, wait=True, on_wait=self._waiting
+            )
+            self.endpoint = self.limits.ticket.endpoint
         if self.body.get("stream"):
             try:
                 await self._stream()
@@ -241,6 +253,20 @@ class Generation(AnswerRows, ControlChannel):
             else:
                 self.extra[choice["index"]] = [message.get("content") or ""]
 
+    async def _waiting(self, in_use: int, limit: int) -> None:
+        """Tell the tabs the answer waits for a free slot of its connection (rather than failing)."""
+        if getattr(self, "_said_waiting", None) == (in_use, limit):
+            return
+        self._said_waiting = (in_use, limit)
+        await asyncio.shield(self._bound)
+        await self._await_announcement()
+        text = f"Waiting for a free slot ({in_use} of {limit} in use)"  # the badge animates its own dots
+        try:
+            event = {"type": "chat.waiting", "message_id": self.message_id, "text": text}
+            await fanout.publish(get_channel_layer(), conversation_group(self.conversation_id), event)
+        except Exception as exc:
+            self.lost_live(exc)
+
     # -- publishing
 
     async def _publish(self, layer) -> None:
@@ -330,6 +356,7 @@ class Generation(AnswerRows, ControlChannel):
             self.work.cancel()
             with suppress(BaseException):
                 await self.work
+            await asyncio.shield(self._release_ticket())  # dropped before its row existed: nothing is filed
             raise
         status, error = Message.COMPLETE, None
         layer = get_channel_layer()
@@ -360,6 +387,14 @@ class Generation(AnswerRows, ControlChannel):
             await self._end(layer, channel, status, error)
         finally:
             detached.untrack(KIND, self.message_id, self)
+            await self._release_ticket()  # when _end could not settle it
+
+    async def _release_ticket(self) -> None:
+        if self.limits.ticket is not None:
+            try:
+                await self.limits.ticket.arelease()
+            except Exception:
+                log.exception("Could not release the lease of message %s", self.message_id)
 
     def _internal_error(self, exc: Exception) -> dict:
         return {

@@ -1,9 +1,10 @@
 """How long a generation waits for a provider, and what it says when the provider is too slow or refuses a field."""
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from playground.connections.gate import Pass
 from playground.connections.models import Connection
 from playground.upstream.errors import UpstreamError
 
@@ -26,6 +27,10 @@ class Limits:
     first_token: float = 120
     idle: float = 60
     connection_id: int | None = None
+    # The gate's pass of this request: the generation settles it with the provider's usage when it ends.
+    ticket: Pass | None = field(default=None, compare=False, repr=False)
+    # Every slot of the connection was taken: (connection, user id) to open the gate with once one is free.
+    queued: tuple | None = field(default=None, compare=False, repr=False)
 
     def no_answer(self) -> UpstreamError:
         return UpstreamError(
@@ -66,11 +71,12 @@ def _seconds(value: float) -> str:
     return f"{value:g} s"
 
 
-def limits_of(connection: Connection) -> Limits:
+def limits_of(connection: Connection, ticket: Pass | None = None) -> Limits:
     return Limits(
         first_token=connection.first_token_timeout or 120,
         idle=connection.idle_timeout or 60,
         connection_id=connection.pk,
+        ticket=ticket,
     )
 
 

@@ -8,10 +8,10 @@ from asgiref.sync import sync_to_async
 from django.db import transaction
 from django.utils import timezone
 
-from playground.chat.models import Conversation, Message
+from playground.chat.models import Message
 from playground.chat.services import flushes
 from playground.chat.services.usage import estimated_usage
-from playground.teams import usage as team_usage
+from playground.upstream.redact import redact_key
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +64,23 @@ class AnswerRows:
             "choices": self._choices(),
             "tool_calls": [call for _, call in sorted(self.tool_calls.items())] or None,
         }
+        fields["tool_calls"], fields["error"] = self._redacted(fields["tool_calls"]), self._redacted(error)
         replaces = self.replaces if status == Message.COMPLETE else None
         await sync_to_async(_save_end)(self.message_id, fields, replaces)
+
+    def _redacted(self, value):
+        """`value` (tool calls, an error) without the connection's key: a provider may echo it back."""
+        ticket = self.limits.ticket if self.limits is not None else None
+        if value is None or ticket is None:
+            return value
+        key = ticket.endpoint.api_key
+        if isinstance(value, str):
+            return redact_key(value, key)
+        if isinstance(value, list):
+            return [self._redacted(item) for item in value]
+        if isinstance(value, dict):
+            return {name: self._redacted(item) for name, item in value.items()}
+        return value
 
 
 def _save_end(message_id: int, fields: dict, replaces: int | None) -> None:
@@ -79,16 +94,13 @@ def _save_end(message_id: int, fields: dict, replaces: int | None) -> None:
 
 
 async def record_usage(generation: AnswerRows, status: str) -> None:
-    """Teams: a generation through a team connection is filed with the provider's usage (nothing otherwise)."""
-    if generation.limits is None or not generation.limits.connection_id:
+    """Settle the generation's pass with the provider's usage (an estimate of what streamed when a stopped or
+    interrupted answer never got it): the reservation is given back and a team connection files the figures."""
+    ticket = generation.limits.ticket if generation.limits is not None else None
+    if ticket is None:
         return
     try:
-        owner_id = (
-            await Conversation.objects.filter(pk=generation.conversation_id).values_list("owner_id", flat=True).afirst()
-        )
         model = str(generation.body.get("model") or "")
-        await team_usage.arecord(
-            generation.limits.connection_id, owner_id, "chat", model=model, usage=generation.usage, status=status
-        )
+        await ticket.asettle(usage=generation.usage or generation._estimated(), status=status, model=model)
     except Exception:
         log.exception("Could not record the usage of message %s", generation.message_id)

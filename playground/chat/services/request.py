@@ -4,6 +4,7 @@ import base64
 import json
 from dataclasses import dataclass, field
 
+from django.apps import apps
 from django.db.models import Q
 
 from playground.catalog.models import CatalogModel
@@ -24,6 +25,15 @@ PREVIEW_BYTES = 24  # the Request tab shows the first 32 base64 characters of an
 def connection_for(conversation: Conversation) -> Connection | None:
     """The conversation's connection, else the user's Local one; None when neither exists (LOCAL_API=off)."""
     return conversation.connection or ensure_local_connection(conversation.owner)
+
+
+def lost_connection(conversation: Conversation) -> str | None:
+    """In words, when the conversation's team connection was deleted (the teams app files a ConnectionLoss, read
+    here by name: chat does not import teams); else None."""
+    if conversation.pk is None or conversation.connection_id is not None:
+        return None
+    loss = apps.get_model("teams", "ConnectionLoss").objects.filter(conversation_id=conversation.pk).first()
+    return loss.words if loss else None
 
 
 def chat_models(connection: Connection | None) -> list[CatalogModel]:

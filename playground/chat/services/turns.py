@@ -20,6 +20,7 @@ from playground.chat.services.display import render_message
 from playground.chat.services.generation import Generation, conversation_group, running
 from playground.chat.services.limits import Limits, limits_of
 from playground.chat.services.request import ChatRequest, build_request, connection_for, selected_model
+from playground.connections import gate
 from playground.upstream.client import Endpoint
 
 log = logging.getLogger(__name__)
@@ -113,8 +114,22 @@ def prepare_turn(
         next_attachments=[*attachments, *kept],
         connection=connection,
     )
-    endpoint = connection.endpoint()
-    generation = launch(endpoint, request.body, limits_of(connection)) if launch is not None else None
+    # The gate is the check (membership, revocation, budgets, a free slot) and the only source of the key.
+    try:
+        ticket = gate.open(connection, conversation.owner_id, "chat", body=request.body)
+    except gate.Refused as refusal:
+        if refusal.reason != "busy":
+            raise
+        ticket = None  # every slot is taken: the generation waits for one, saying so (and is checked again then)
+    endpoint, limits = (ticket.endpoint if ticket else None), limits_of(connection, ticket)
+    if ticket is None:
+        limits.queued = (connection, conversation.owner_id)
+    try:
+        generation = launch(endpoint, request.body, limits) if launch is not None else None
+    except BaseException:
+        if ticket is not None:
+            ticket.release()
+        raise
     if generation is not None and replace is not None:
         generation.replaces = replace.pk
     stored: list[str] = []
@@ -169,7 +184,9 @@ def prepare_turn(
             known_attachments(assistant, [])
     except BaseException:
         if generation is not None:
-            generation.abort_threadsafe()
+            generation.abort_threadsafe()  # which releases the ticket
+        elif ticket is not None:
+            ticket.release()
         # Nothing half-made: the files written for rows that were not saved go too.
         storage = Attachment._meta.get_field("file").storage
         for name in stored:
@@ -185,7 +202,7 @@ def prepare_turn(
         request,
         generation=generation,
         replaces=replace,
-        limits=limits_of(connection),
+        limits=limits,
     )
 
 

@@ -194,6 +194,19 @@
     sendJSON({ type: "subscribe", message_id: Number(article.dataset.messageId), after: state.seq });
   }
 
+  // Every slot of the connection is taken (connections/gate.py): the badge says so until the answer starts.
+  function slotWait(article, data) {
+    var badge = article.querySelector(".message-live");
+    if (!badge || !badge.firstChild) return;
+    if (data.type === "waiting") {
+      badge.dataset.waiting = badge.dataset.waiting || badge.firstChild.textContent;
+      badge.firstChild.textContent = data.text;
+    } else if (badge.dataset.waiting) {
+      badge.firstChild.textContent = badge.dataset.waiting;
+      delete badge.dataset.waiting;
+    }
+  }
+
   function receive(data) {
     if (data.type === "thread") { emit(document, "chat:thread", data); return; } // see branches.js
     var id = String(data.message_id);
@@ -203,6 +216,8 @@
       return;
     }
     if (!articleFor(id)) return;
+    if (data.type === "waiting" || data.type === "delta") slotWait(articleFor(id), data);
+    if (data.type === "waiting") return;
     var state = track(id);
     var queue = state.queue;
     if (data.type === "snapshot") {

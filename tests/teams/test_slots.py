@@ -1,0 +1,92 @@
+"""Per-connection concurrency: a connection's slots are shared by everyone using it (leases in the database, so
+by every process); a request that finds them all taken waits and says "waiting for a free slot (n of m in use)"
+rather than failing; a stuck lease stops counting once its heartbeat is stale."""
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.utils import timezone
+
+from playground.chat.models import Conversation, Message
+from playground.connections import gate
+from playground.connections.models import Connection, Lease
+from tests.chat.conftest import connect, finish
+from tests.fakeprovider import server as fake
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def fake_connection(user, fake_openai, slots: int) -> Connection:
+    connection = Connection(owner=user, name="Fake", base_url=fake_openai.base_url, concurrency=slots)
+    connection.set_key(fake_openai.key)
+    connection.save()
+    return connection
+
+
+async def test_a_send_waits_for_a_free_slot_and_says_so(live_server, alice, fake_openai):
+    connection = await sync_to_async(fake_connection)(alice, fake_openai, 1)
+    conversation = await Conversation.objects.acreate(owner=alice, connection=connection, model_id=fake.CHAT_MODEL)
+    held = await gate.aopen(connection, alice, "chat")
+    ws = await connect(conversation.pk, alice)
+    await ws.send_json_to({"action": "send", "id": "s1", "content": "Name a river."})
+    frames = []
+    while not any(f.get("type") == "waiting" for f in frames):
+        frames.append(await ws.receive_json_from(timeout=10))
+    assert next(f for f in frames if f["type"] == "sent")
+    waiting = next(f for f in frames if f["type"] == "waiting")
+    assert waiting["text"] == "Waiting for a free slot (1 of 1 in use)"
+    assert fake_openai.state.bodies("/chat/completions") == []
+    await held.arelease()
+    answer = await finish(waiting["message_id"])
+    await ws.disconnect()
+    assert answer.status == Message.COMPLETE and answer.content
+    assert len(fake_openai.state.bodies("/chat/completions")) == 1
+    assert await Lease.objects.acount() == 0
+
+
+async def test_a_request_waits_for_a_slot_that_frees_and_is_told_the_numbers(live_server, alice, fake_openai):
+    connection = await sync_to_async(fake_connection)(alice, fake_openai, 2)
+    first, second = await gate.aopen(connection, alice, "chat"), await gate.aopen(connection, alice, "chat")
+    told = []
+
+    async def on_wait(in_use, limit):
+        told.append((in_use, limit))
+        if len(told) == 3:
+            await first.arelease()
+
+    third = await gate.aopen(connection, alice, "chat", wait=True, on_wait=on_wait)
+    assert told[0] == (2, 2) and third.endpoint.api_key == fake_openai.key
+    with pytest.raises(gate.Refused) as busy:
+        await gate.aopen(connection, alice, "chat")
+    assert "All 2 request slots of the connection “Fake” are in use (2 of 2)" in busy.value.message
+    for ticket in (second, third):
+        await ticket.arelease()
+
+
+async def test_a_stuck_lease_stops_counting_with_its_heartbeat(live_server, alice, fake_openai, settings):
+    connection = await sync_to_async(fake_connection)(alice, fake_openai, 1)
+    stuck = await gate.aopen(connection, alice, "chat")
+    stale = timezone.now() - timedelta(seconds=settings.BACKGROUND_STALE_SECONDS + 1)
+    await Lease.objects.filter(pk=stuck.lease_id).aupdate(heartbeat=stale)
+    fresh = await gate.aopen(connection, alice, "chat")  # the dead process's slot no longer counts
+    assert await sync_to_async(gate.sweep)(timezone.now() - timedelta(seconds=5), [fresh.lease_id]) == 1
+    await fresh.arelease()
+    await asyncio.sleep(0)
+
+
+async def test_the_first_message_of_a_new_chat_waits_for_a_slot_too(live_server, alice, fake_openai, async_client):
+    from django.urls import reverse
+
+    connection = await sync_to_async(fake_connection)(alice, fake_openai, 1)
+    held = await gate.aopen(connection, alice, "chat")
+    await async_client.aforce_login(alice)
+    data = {"content": "Name a river.", "connection": connection.pk, "model": fake.CHAT_MODEL}
+    response = await async_client.post(reverse("chat:create"), data, headers={"HX-Request": "true"})
+    assert response.status_code == 200 and "HX-Redirect" in response.headers
+    answer = await Message.objects.aget(conversation__owner=alice, role="assistant")
+    assert answer.status == Message.STREAMING and fake_openai.state.bodies("/chat/completions") == []
+    await held.arelease()
+    answer = await finish(answer.pk)
+    assert answer.status == Message.COMPLETE and len(fake_openai.state.bodies("/chat/completions")) == 1
