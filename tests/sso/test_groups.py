@@ -2,9 +2,9 @@
 
 import pytest
 
+from playground.connections import gate
 from playground.sso import groups
 from playground.sso.groups import Rule
-from playground.teams import usage
 from playground.teams.models import ADMIN, MEMBER, OWNER, AuditEvent, Membership, Team
 from tests.sso.conftest import sign_in, signed_in_user
 
@@ -87,11 +87,11 @@ def test_a_removal_by_the_provider_refuses_the_next_team_request_as_a_removal_do
     user = signed_in_user(client)
     demos = Team.objects.get(name="Demos")
     connection = make_team_connection(demos, alice)
-    assert usage.refusal(connection, user) is None
+    assert gate.why_not(connection, user) is None
     client.logout()
     idp.person.groups = []
     sign_in(client)
-    assert "You are no longer a member of Demos" in usage.refusal(connection, user)
+    assert "You are no longer a member of Demos" in gate.why_not(connection, user)
 
 
 def test_teams_outside_the_mapping_and_owners_are_left_alone(client, idp, alice):
