@@ -44,7 +44,7 @@ SECURE_SSL_REDIRECT = HTTPS
 # The API is never redirected: the playground calls its embedded local API over loopback HTTP (no proxy,
 # no X-Forwarded-Proto), and an API client cannot follow a redirect of a POST anyway. The TLS proxy in front
 # is where plain HTTP from outside is refused or redirected (docs/operations.md, "HTTPS mode").
-SECURE_REDIRECT_EXEMPT = [r"^local/v1/"]
+SECURE_REDIRECT_EXEMPT = [r"^local/v1/", r"^health/", r"^metrics$"]
 SESSION_COOKIE_SECURE = HTTPS
 CSRF_COOKIE_SECURE = HTTPS
 SECURE_HSTS_SECONDS = 31536000 if HTTPS else 0
@@ -81,6 +81,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "playground.lib.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "playground.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -258,10 +259,32 @@ BACKGROUND_STALE_SECONDS = float(os.environ.get("PLAYGROUND_STALE_SECONDS", "10"
 # Teams: how often each process checks the batches on team connections for their end (and files their usage).
 BATCH_TRACK_SECONDS = float(os.environ.get("PLAYGROUND_BATCH_TRACK_SECONDS", "15"))
 
+# Operators (docs/operations.md): /health/live and /health/ready for a load balancer (each readiness check has
+# this many seconds), and /metrics for Prometheus, off (404) unless a token is set: `Authorization: Bearer <token>`.
+HEALTH_TIMEOUT = float(os.environ.get("PLAYGROUND_HEALTH_TIMEOUT", "2"))
+METRICS_TOKEN = os.environ.get("PLAYGROUND_METRICS_TOKEN", "")
+
+# PLAYGROUND_LOG_FORMAT=json: one JSON object per line, with a line per request (playground.request) and per
+# generation (playground.generation), each with its trace id. Plain text otherwise; requests are then not logged.
+LOG_FORMAT = os.environ.get("PLAYGROUND_LOG_FORMAT", "text")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        }
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", **({"formatter": "json"} if LOG_FORMAT == "json" else {})}
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.channels.server": {"level": "WARNING"}, "daphne": {"level": "WARNING"}},
+    "loggers": {
+        "django.channels.server": {"level": "WARNING"},
+        "daphne": {"level": "WARNING"},
+        "playground.request": {"level": "INFO" if LOG_FORMAT == "json" else "WARNING"},
+        "playground.generation": {"level": "INFO" if LOG_FORMAT == "json" else "WARNING"},
+    },
 }

@@ -12,12 +12,13 @@ import asyncio
 import dataclasses
 import logging
 import secrets
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 from django.utils import timezone
 
-from playground.lib import detached
+from playground.lib import detached, metrics
 from playground.speech.audio import wav_header
 from playground.speech.models import SpeechClip
 from playground.teams import usage as team_usage
@@ -156,6 +157,7 @@ async def _relay(
     clip: SpeechClip, endpoint, relay: Relay, started: asyncio.Future, saved: asyncio.Future | None = None
 ) -> None:
     status, error, output, path = SpeechClip.INCOMPLETE, None, None, None
+    began = time.monotonic()
     try:
         async with client.speech_stream(endpoint, request_body(clip)) as response:
             clip.trace_id = client.trace_id_of(response.headers)
@@ -206,6 +208,15 @@ async def _relay(
         finally:
             if clip.pk is not None:
                 detached.untrack(KIND, clip.pk, relay)
+                metrics.generation_ended(
+                    KIND,
+                    key=clip.pk,
+                    status=status,
+                    trace_id=clip.trace_id,
+                    model=clip.model,
+                    seconds=time.monotonic() - began,
+                    bytes=clip.bytes,
+                )
             relay.notify()
 
 

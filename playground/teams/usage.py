@@ -11,6 +11,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from playground.connections.models import Connection
+from playground.lib import metrics
 from playground.teams.models import ConnectionLoss, Membership, UsageRecord
 from playground.upstream.errors import UpstreamError
 
@@ -50,6 +51,7 @@ def refusal(connection, user, kind: str = "chat") -> str | None:
     if budget is not None:
         used = tokens_this_month(team.pk, user.pk)
         if used >= budget:
+            metrics.budget_refused(kind)
             resets = next_month(month_start()).strftime("%-d %B")
             return (
                 f"Your monthly token budget on {team.name} is used up ({used:,} of {budget:,} tokens this month), "
