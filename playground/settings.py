@@ -211,9 +211,28 @@ STORAGES = {
 # Serve straight from static/ too, so `make test` needs no collectstatic.
 WHITENOISE_USE_FINDERS = True
 
-# Saved audio clips, uploads and the local API's files live here.
+# Saved audio clips, uploads and the local API's files live here, unless PLAYGROUND_S3_BUCKET names a bucket.
 DATA_DIR = Path(os.environ.get("PLAYGROUND_DATA_DIR", BASE_DIR / "var"))
 MEDIA_ROOT = DATA_DIR / "media"
+# Files in an S3-compatible bucket shared by every server (docs/operations.md, "Files"); the credentials come from
+# boto3's usual places (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, a profile, an instance role).
+S3_BUCKET = os.environ.get("PLAYGROUND_S3_BUCKET", "")
+if S3_BUCKET:
+    S3_ENDPOINT_URL = os.environ.get("PLAYGROUND_S3_ENDPOINT_URL") or None
+    STORAGES["default"] = {
+        "BACKEND": "playground.lib.files.S3Storage",
+        "OPTIONS": {
+            "bucket_name": S3_BUCKET,
+            "endpoint_url": S3_ENDPOINT_URL,
+            "region_name": os.environ.get("PLAYGROUND_S3_REGION") or None,
+            "location": os.environ.get("PLAYGROUND_S3_PREFIX", ""),
+            # Path-style addresses (https://host/bucket/key) unless told otherwise: what MinIO, Ceph and others need.
+            "addressing_style": os.environ.get("PLAYGROUND_S3_ADDRESSING_STYLE", "path" if S3_ENDPOINT_URL else "auto"),
+            # Files are served by the playground, never by a public bucket URL; names are unique, so overwrite.
+            "default_acl": None,
+            "file_overwrite": True,
+        },
+    }
 DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
