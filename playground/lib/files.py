@@ -116,18 +116,19 @@ class S3Storage(BaseS3Storage):
     """django-storages' S3 storage, plus reads that fetch only what is read (its own files download whole)."""
 
     def open_stream(self, name: str) -> BinaryIO:
-        key = self._normalize_name(clean_name(name))
-        if not self.exists(name):
-            raise FileNotFoundError(f"No stored file {name}")
-        return _RangeReader(self.connection.meta.client, self.bucket_name, key)
+        length = self.size(name)  # FileNotFoundError when there is no such object
+        return _RangeReader(
+            self.connection.meta.client, self.bucket_name, self._normalize_name(clean_name(name)), length
+        )
 
 
 class _RangeReader(io.RawIOBase):
     """A bucket object as a seekable file: each read after a seek is one GET with `Range: bytes=<position>-`,
     read from the network as it is consumed (closing it early stops the transfer)."""
 
-    def __init__(self, client, bucket: str, key: str):
+    def __init__(self, client, bucket: str, key: str, length: int):
         self._client, self._bucket, self._key = client, bucket, key
+        self._length = length
         self._position = 0
         self._body = None
 
@@ -141,14 +142,15 @@ class _RangeReader(io.RawIOBase):
         return self._position
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        if whence != io.SEEK_SET:
-            raise io.UnsupportedOperation("only absolute seeks")
+        offset += {io.SEEK_SET: 0, io.SEEK_CUR: self._position, io.SEEK_END: self._length}[whence]
         if offset != self._position:
             self._drop()
             self._position = offset
         return self._position
 
     def read(self, size: int = -1) -> bytes:
+        if self._position >= self._length:
+            return b""
         if self._body is None:
             try:
                 self._body = self._client.get_object(
