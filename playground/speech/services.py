@@ -191,7 +191,7 @@ async def _relay(
             if not started.done():
                 started.set_exception(UpstreamError(kind="stream", message="The request was stopped."))
             if not started.cancelled() and started.exception() is None:
-                status, error = await asyncio.shield(_publish(spool, status, error))
+                status, error = await asyncio.shield(_publish(clip, spool, status, error))
                 clip.status, clip.error, clip.finished = status, error, timezone.now()
                 # A clip deleted while streaming updates no row: there is nothing left to record.
                 await asyncio.shield(
@@ -266,9 +266,12 @@ async def tail(clip: SpeechClip, *, playable: bool = True) -> AsyncIterator[byte
             await asyncio.to_thread(source.close)
 
 
-async def _publish(spool, status: str, error: dict | None) -> tuple[str, dict | None]:
+async def _publish(clip: SpeechClip, spool, status: str, error: dict | None) -> tuple[str, dict | None]:
     """Store the clip's spool; a clip that cannot be stored ends incomplete, saying so."""
     if spool is None:
+        return status, error
+    if not await SpeechClip.objects.filter(pk=clip.pk).aexists():
+        await asyncio.to_thread(spool.discard)  # deleted while it streamed: nothing to keep
         return status, error
     try:
         await asyncio.to_thread(spool.publish)
