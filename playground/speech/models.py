@@ -85,9 +85,6 @@ class SpeechClip(models.Model):
             parts.append("incomplete")
         return "_".join(parts) + "." + (extension or EXTENSIONS[self.response_format])
 
-    def delete_file(self) -> None:
-        files.delete(self.file)
-
 
 def voice_name(voice_id: str) -> str:
     """`local/tts:alex` -> alex, `speech:myvoice:abc:def` -> myvoice."""

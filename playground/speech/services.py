@@ -191,14 +191,17 @@ async def _relay(
             if not started.done():
                 started.set_exception(UpstreamError(kind="stream", message="The request was stopped."))
             if not started.cancelled() and started.exception() is None:
-                status, error = await asyncio.shield(_publish(clip, spool, status, error))
+                status, error = await asyncio.shield(_publish(spool, status, error))
                 clip.status, clip.error, clip.finished = status, error, timezone.now()
-                # A clip deleted while streaming updates no row: there is nothing left to record.
-                await asyncio.shield(
+                # A clip deleted while streaming updates no row: there is nothing left to record, nor to keep
+                # (delete_clip deletes the row before the file, so one of the two removes what was stored).
+                updated = await asyncio.shield(
                     SpeechClip.objects.filter(pk=clip.pk).aupdate(
                         status=status, error=error, finished=clip.finished, bytes=clip.bytes, trace_id=clip.trace_id
                     )
                 )
+                if not updated and spool is not None:
+                    await asyncio.to_thread(spool.discard)
                 await asyncio.shield(record_usage(clip, status))
             elif spool is not None:
                 await asyncio.to_thread(spool.discard)
@@ -266,12 +269,9 @@ async def tail(clip: SpeechClip, *, playable: bool = True) -> AsyncIterator[byte
             await asyncio.to_thread(source.close)
 
 
-async def _publish(clip: SpeechClip, spool, status: str, error: dict | None) -> tuple[str, dict | None]:
+async def _publish(spool, status: str, error: dict | None) -> tuple[str, dict | None]:
     """Store the clip's spool; a clip that cannot be stored ends incomplete, saying so."""
     if spool is None:
-        return status, error
-    if not await SpeechClip.objects.filter(pk=clip.pk).aexists():
-        await asyncio.to_thread(spool.discard)  # deleted while it streamed: nothing to keep
         return status, error
     try:
         await asyncio.to_thread(spool.publish)
@@ -296,8 +296,10 @@ async def _open(name: str):
 def delete_clip(clip: SpeechClip) -> None:
     """Delete the clip and its file, stopping its relay if it is still running in this process."""
     detached.cancel(KIND, clip.pk)
-    clip.delete_file()
+    name = clip.file
     clip.delete()
+    # After the row: a relay storing the file meanwhile finds no row and removes it itself.
+    files.delete(name)
 
 
 async def list_voices(connection) -> list[dict]:

@@ -98,11 +98,14 @@ def test_a_clip_made_on_one_server_plays_and_downloads_with_range_from_the_other
             },
         )
         assert response.status_code == 200, response.text
-    clip = SpeechClip.objects.get(owner=alice)
+        clip = SpeechClip.objects.get(owner=alice)
+        # The player on the process that writes it follows the local spool while the clip arrives.
+        played_while_arriving = http.get(reverse("speech:stream", args=[clip.pk])).content
     wait_for(lambda: SpeechClip.objects.get(pk=clip.pk).status == SpeechClip.COMPLETE, timeout=60, what="the clip")
     clip.refresh_from_db()
     audio = stored(client, clip.file)
     assert len(audio) == clip.bytes > 1000
+    assert played_while_arriving == audio
 
     with logged_in(alice, second) as http:
         played = http.get(reverse("speech:stream", args=[clip.pk]))
@@ -213,3 +216,30 @@ def test_a_local_batch_created_on_one_server_is_read_on_the_other(pair):
     results = [json.loads(line) for line in output.text.splitlines()]
     assert sorted(r["custom_id"] for r in results) == ["q0", "q1", "q2"]
     assert all(r["response"]["status_code"] == 200 for r in results)
+
+
+def test_a_clip_deleted_while_it_arrives_leaves_nothing_in_the_bucket(alice, catalog, pair, tmp_path):
+    first, _, client = pair
+    connection = Connection.objects.get(owner=alice, is_local=True)
+    with logged_in(alice, first) as http:
+        response = http.post(
+            reverse("speech:create"),
+            data={
+                "connection": connection.pk,
+                "model": "local/tts",
+                "input": "[S1] A long clip that nobody keeps. " * 40,
+                "voice": "local/tts:alex",
+                "response_format": "wav",
+                "sample_rate": "24000",
+                "speed": "1",
+                "gain": "0",
+                "stream": "on",
+            },
+        )
+        assert response.status_code == 200, response.text
+        clip = SpeechClip.objects.get(owner=alice)
+        assert clip.status == SpeechClip.STREAMING
+        assert list((tmp_path / "first" / "spool").rglob("*.wav"))  # it arrives into the spool
+        http.post(reverse("speech:delete", args=[clip.pk]))
+    wait_for(lambda: not list((tmp_path / "first" / "spool").rglob("*.wav")), timeout=30, what="the spool removed")
+    assert client.list_objects_v2(Bucket=BUCKET).get("KeyCount") == 0
