@@ -151,6 +151,8 @@ class RequestMetricsMiddleware:
         view = match.view_name if match else ("static" if request.path.startswith("/static/") else "unresolved")
         REQUESTS.labels(view=view, method=request.method, status=str(response.status_code)).inc()
         REQUEST_SECONDS.labels(method=request.method).observe(elapsed)
+        if not log.isEnabledFor(logging.INFO):
+            return
         log.info(
             "%s %s %s",
             request.method,
