@@ -80,7 +80,7 @@ class Spool:
         self.name = name
         direct = local_path(name)
         self.direct = direct is not None
-        self.path = direct or Path(settings.DATA_DIR) / "spool" / clean_name(name)
+        self.path = direct or _spool_path(name)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if resume and not self.direct and size(name) is not None:
             with open_stream(name) as source, open(self.path, "wb") as target:
@@ -108,8 +108,12 @@ def spooled(name: str) -> Path | None:
     """The local spool of a file still being written in this process (None once published, or elsewhere)."""
     if local_path(name) is not None:
         return None
-    path = Path(settings.DATA_DIR) / "spool" / clean_name(name)
+    path = _spool_path(name)
     return path if path.exists() else None
+
+
+def _spool_path(name: str) -> Path:
+    return Path(settings.DATA_DIR) / "spool" / clean_name(name)
 
 
 class S3Storage(BaseS3Storage):
