@@ -13,10 +13,13 @@ import httpx
 import pytest
 from django.urls import reverse
 
+from playground.batches.models import TERMINAL, Batch
 from playground.chat.models import Attachment, Conversation, Message
 from playground.connections.models import Connection
 from playground.sharing.models import Share
 from playground.speech.models import SpeechClip
+from tests.batches.conftest import wait_for_status
+from tests.batches.test_batches import form as batch_form
 from tests.chat.test_attachments import png
 from tests.conftest import LOCAL_API_TEST_KEY, free_port
 from tests.faults.conftest import logged_in, wait_for
@@ -176,6 +179,22 @@ def test_a_chat_attachment_sent_on_one_server_opens_on_the_other(alice, catalog,
         assert response.status_code in (200, 302), response.text
     forked = Attachment.objects.exclude(pk=attachment.pk).get(message__conversation__owner=alice)
     assert forked.file.name != attachment.file.name and stored(client, forked.file.name) == image
+
+
+def test_a_batch_sent_from_the_batches_page_on_one_server_is_read_on_the_other(alice, catalog, pair):
+    first, second, _ = pair
+    connection = Connection.objects.get(owner=alice, is_local=True)
+    with logged_in(alice, first) as http:
+        response = http.post(reverse("batches:create"), data=batch_form(connection))
+        assert response.status_code == 200 and "created with 3 requests" in response.text, response.text
+    batch = Batch.objects.get(owner=alice)
+    with logged_in(alice, second) as http:
+        wait_for_status(http, batch.pk, TERMINAL, timeout=90)
+        output = http.get(reverse("batches:download", args=[batch.pk, "output"]))
+        assert output.status_code == 200
+        lines = [json.loads(raw) for raw in output.text.splitlines()]
+        assert sorted(item["custom_id"] for item in lines) == ["request-1", "request-2", "request-3"]
+        assert "3 answered" in http.get(reverse("batches:results", args=[batch.pk])).text
 
 
 def test_a_local_batch_created_on_one_server_is_read_on_the_other(pair):
