@@ -10,6 +10,7 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from playground.connections import keycheck  # noqa: E402
+from playground.lib.metrics import count_websockets, install_exit_hook  # noqa: E402
 from playground.origin import SameOriginValidator  # noqa: E402
 from playground.routing import websocket_urlpatterns  # noqa: E402
 from playground.upstream.client import install_shutdown_hook  # noqa: E402
@@ -21,8 +22,9 @@ if os.environ.get("PLAYGROUND_BOOT_CHECKS", "on") != "off":
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": count_websockets(SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))),
     }
 )
 install_shutdown_hook()
+install_exit_hook()
 # Background work (generations, clips, batches) starts from the apps' ready(): see playground/lib/detached.py.

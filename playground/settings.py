@@ -44,7 +44,7 @@ SECURE_SSL_REDIRECT = HTTPS
 # The API is never redirected: the playground calls its embedded local API over loopback HTTP (no proxy,
 # no X-Forwarded-Proto), and an API client cannot follow a redirect of a POST anyway. The TLS proxy in front
 # is where plain HTTP from outside is refused or redirected (docs/operations.md, "HTTPS mode").
-SECURE_REDIRECT_EXEMPT = [r"^local/v1/"]
+SECURE_REDIRECT_EXEMPT = [r"^local/v1/", r"^health/", r"^metrics$"]
 SESSION_COOKIE_SECURE = HTTPS
 CSRF_COOKIE_SECURE = HTTPS
 SECURE_HSTS_SECONDS = 31536000 if HTTPS else 0
@@ -83,6 +83,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "playground.lib.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "playground.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -252,9 +253,28 @@ STORAGES = {
 # Serve straight from static/ too, so `make test` needs no collectstatic.
 WHITENOISE_USE_FINDERS = True
 
-# Saved audio clips, uploads and the local API's files live here.
+# Saved audio clips, uploads and the local API's files live here, unless PLAYGROUND_S3_BUCKET names a bucket.
 DATA_DIR = Path(os.environ.get("PLAYGROUND_DATA_DIR", BASE_DIR / "var"))
 MEDIA_ROOT = DATA_DIR / "media"
+# Files in an S3-compatible bucket shared by every server (docs/operations.md, "Files"); the credentials come from
+# boto3's usual places (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, a profile, an instance role).
+S3_BUCKET = os.environ.get("PLAYGROUND_S3_BUCKET", "")
+if S3_BUCKET:
+    S3_ENDPOINT_URL = os.environ.get("PLAYGROUND_S3_ENDPOINT_URL") or None
+    STORAGES["default"] = {
+        "BACKEND": "playground.lib.files.S3Storage",
+        "OPTIONS": {
+            "bucket_name": S3_BUCKET,
+            "endpoint_url": S3_ENDPOINT_URL,
+            "region_name": os.environ.get("PLAYGROUND_S3_REGION") or None,
+            "location": os.environ.get("PLAYGROUND_S3_PREFIX", ""),
+            # Path-style addresses (https://host/bucket/key) unless told otherwise: what MinIO, Ceph and others need.
+            "addressing_style": os.environ.get("PLAYGROUND_S3_ADDRESSING_STYLE", "path" if S3_ENDPOINT_URL else "auto"),
+            # Files are served by the playground, never by a public bucket URL; names are unique, so overwrite.
+            "default_acl": None,
+            "file_overwrite": True,
+        },
+    }
 DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
@@ -318,10 +338,32 @@ CONNECTION_CONCURRENCY = int(os.environ.get("PLAYGROUND_CONNECTION_CONCURRENCY",
 GATE_DEFAULT_RESERVATION = int(os.environ.get("PLAYGROUND_GATE_DEFAULT_RESERVATION", "1024"))
 GATE_SLOT_WAIT_SECONDS = float(os.environ.get("PLAYGROUND_GATE_SLOT_WAIT_SECONDS", "60"))
 
+# Operators (docs/operations.md): /health/live and /health/ready for a load balancer (each readiness check has
+# this many seconds), and /metrics for Prometheus, off (404) unless a token is set: `Authorization: Bearer <token>`.
+HEALTH_TIMEOUT = float(os.environ.get("PLAYGROUND_HEALTH_TIMEOUT", "2"))
+METRICS_TOKEN = os.environ.get("PLAYGROUND_METRICS_TOKEN", "")
+
+# PLAYGROUND_LOG_FORMAT=json: one JSON object per line, with a line per request (playground.request) and per
+# generation (playground.generation), each with its trace id. Plain text otherwise; requests are then not logged.
+LOG_FORMAT = os.environ.get("PLAYGROUND_LOG_FORMAT", "text")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        }
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", **({"formatter": "json"} if LOG_FORMAT == "json" else {})}
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.channels.server": {"level": "WARNING"}, "daphne": {"level": "WARNING"}},
+    "loggers": {
+        "django.channels.server": {"level": "WARNING"},
+        "daphne": {"level": "WARNING"},
+        "playground.request": {"level": "INFO" if LOG_FORMAT == "json" else "WARNING"},
+        "playground.generation": {"level": "INFO" if LOG_FORMAT == "json" else "WARNING"},
+    },
 }

@@ -2,7 +2,13 @@ from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 
+from playground import health
+from playground.lib import metrics
+
 urlpatterns = [
+    path("health/live", health.live, name="health-live"),
+    path("health/ready", health.ready, name="health-ready"),
+    path("metrics", metrics.endpoint, name="metrics"),
     path("admin/", admin.site.urls),
     path("accounts/", include("playground.accounts.urls")),
     path("sso/", include("playground.sso.urls")),

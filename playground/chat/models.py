@@ -11,6 +11,8 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.functional import cached_property
 
+from playground.lib import files
+
 TITLE_LENGTH = 60
 
 CONTEXT_POLICIES = [
@@ -312,7 +314,7 @@ class Attachment(models.Model):
 
     def read(self, limit: int | None = None) -> bytes:
         """The file's bytes (blocking: call from a thread), or its first `limit` bytes."""
-        with self.file.storage.open(self.file.name, "rb") as handle:
+        with files.open_stream(self.file.name) as handle:
             return handle.read() if limit is None else handle.read(limit)
 
 

@@ -19,7 +19,7 @@ from playground.chat.models import Attachment, Conversation, Message, get_conver
 from playground.chat.panel_views import PanelProblems, apply_panel, panel_context, panel_response
 from playground.chat.services import Turn
 from playground.connections import gate
-from playground.lib import downloads
+from playground.lib import downloads, files
 
 LIST_LIMIT = 100
 
@@ -355,11 +355,11 @@ async def retry(request, pk, mid):
 def attachment(request, pk):
     """An attachment of the user's own messages (404 for anyone else's); media inline, anything else downloaded."""
     item = Attachment.objects.filter(pk=pk, message__conversation__owner=request.user).first()
-    if item is None or not item.file.storage.exists(item.file.name):
+    if item is None or files.size(item.file.name) is None:
         raise Http404("No such attachment.")
     response = downloads.serve_file(
         request,
-        lambda: item.file.storage.open(item.file.name, "rb"),
+        lambda: files.open_stream(item.file.name),
         size=item.size,
         content_type=item.content_type,
         filename=item.name,

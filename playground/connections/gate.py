@@ -33,7 +33,7 @@ from django.utils import timezone
 
 from playground.connections import crypto
 from playground.connections.models import Connection, Lease, origin_of
-from playground.lib import detached
+from playground.lib import detached, metrics
 from playground.upstream.client import Endpoint
 from playground.upstream.errors import UpstreamError
 
@@ -336,6 +336,8 @@ def open(connection: Connection, user, purpose: str, *, body: dict | None = None
         except Refused as exc:
             refusal = exc
     if refusal is not None:
+        if refusal.reason in ("budget", "team_budget"):
+            metrics.budget_refused(purpose)
         raise refusal
     ticket = Pass(_endpoint(current), current, user_id, purpose, lease.pk, reserve)
     detached.track(KIND, lease.pk, ticket)

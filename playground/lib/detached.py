@@ -29,6 +29,8 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
+from playground.lib import metrics
+
 log = logging.getLogger(__name__)
 
 WORKER_ID = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -93,12 +95,14 @@ def spawn(coro: Coroutine, *, name: str) -> asyncio.Task:
 
 def track(kind: str, key, job) -> None:
     """File `job` (anything with a `cancel()`) as this process's job for the row `key` of `kind`."""
+    if (kind, key) not in _jobs:
+        metrics.job_started(kind)
     _jobs[(kind, key)] = job
 
 
 def untrack(kind: str, key, job=None) -> None:
-    if job is None or _jobs.get((kind, key)) is job:
-        _jobs.pop((kind, key), None)
+    if (job is None or _jobs.get((kind, key)) is job) and _jobs.pop((kind, key), None) is not None:
+        metrics.job_ended(kind)
 
 
 def get(kind: str, key):

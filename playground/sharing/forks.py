@@ -5,14 +5,12 @@ a forked batch is a record of the shared batch's requests and results, with no p
 """
 
 import secrets
-import shutil
-from pathlib import Path
 
-from django.conf import settings
 from django.utils import timezone
 
 from playground.batches.models import Batch
 from playground.connections.models import Connection
+from playground.lib import files
 from playground.sharing.models import Share
 from playground.speech.models import SpeechClip
 
@@ -48,12 +46,10 @@ def fork_clip(share: Share, user, connection: Connection) -> SpeechClip:
         finished=timezone.now(),
     )
     audio = share.files.filter(key="audio").first()
-    if audio is not None and audio.path.exists():
-        clip.file = f"speech/{user.pk}/{clip.pk}-{secrets.token_hex(6)}.{clip.response_format}"
-        target = Path(settings.MEDIA_ROOT) / clip.file
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(audio.path, target)
-        clip.bytes = target.stat().st_size
+    if audio is not None and files.size(audio.file) is not None:
+        with files.open_stream(audio.file) as source:
+            clip.file = files.save(f"speech/{user.pk}/{clip.pk}-{secrets.token_hex(6)}.{clip.response_format}", source)
+        clip.bytes = files.size(clip.file)
         clip.save(update_fields=["file", "bytes"])
     return clip
 

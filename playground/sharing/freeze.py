@@ -4,11 +4,7 @@ The frozen content never holds a key, a connection's name or its base URL: only 
 the system prompt and each request body as it was (or would be) sent.
 """
 
-import shutil
-from pathlib import Path
-
 from asgiref.sync import async_to_sync
-from django.conf import settings
 from django.db import transaction
 
 from playground.batches import services as batch_services
@@ -18,6 +14,7 @@ from playground.chat import services as chat_services
 from playground.chat.models import Conversation, Message
 from playground.evaluate import services as evaluate_services
 from playground.evaluate.models import Cell, Evaluation
+from playground.lib import files as stored_files
 from playground.rerank import services as rerank_services
 from playground.rerank.models import RerankRun
 from playground.sharing.models import Share, SharedFile, frozen_name
@@ -73,7 +70,7 @@ def kind_of(source) -> str:
 def freeze(share: Share) -> None:
     """Build the share's content from its source now and copy its files (replacing what an earlier freeze made)."""
     source = share.source
-    files: list[tuple[str, Path, str, str]] = []  # key, source path, name, content type
+    files: list[tuple[str, str, str, str]] = []  # key, stored name of the source, name, content type
     if share.kind == Share.CONVERSATION:
         content = conversation_content(source, files)
     elif share.kind == Share.RERANK:
@@ -87,13 +84,11 @@ def freeze(share: Share) -> None:
     share.title = title_of(source)[:200]
     with transaction.atomic():
         share.files.all().delete()
-        for key, path, name, content_type in files:
-            stored = frozen_name(share.pk, name)
-            target = Path(settings.MEDIA_ROOT) / stored
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
+        for key, source_name, name, content_type in files:
+            with stored_files.open_stream(source_name) as source:
+                stored = stored_files.save(frozen_name(share.pk, name), source)
             SharedFile.objects.create(
-                share=share, key=key, file=stored, name=name, content_type=content_type, size=target.stat().st_size
+                share=share, key=key, file=stored, name=name, content_type=content_type, size=stored_files.size(stored)
             )
         share.content = content
         share.save()
@@ -155,7 +150,7 @@ def conversation_content(conversation: Conversation, files: list) -> dict:
     messages = conversation_messages(conversation, rows)
     for message in rows:
         for a in message.attachments.all():
-            files.append((f"attachment-{a.pk}", Path(a.file.path), a.name, a.content_type))
+            files.append((f"attachment-{a.pk}", a.file.name, a.name, a.content_type))
     return {
         "title": conversation.display_title,
         "model_id": conversation.model_id,
@@ -200,8 +195,8 @@ def rerank_content(run: RerankRun) -> dict:
 def speech_content(clip: SpeechClip, files: list) -> dict:
     if clip.streaming:
         raise NotShareable("This clip is still being synthesized: share it once it is complete.")
-    if clip.file and clip.path.exists():
-        files.append(("audio", clip.path, clip.download_name(), clip.content_type))
+    if stored_files.size(clip.file) is not None:
+        files.append(("audio", clip.file, clip.download_name(), clip.content_type))
     return {
         "model": clip.model,
         "voice": clip.voice_label,

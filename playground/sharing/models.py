@@ -15,6 +15,8 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
+from playground.lib import files
+
 log = logging.getLogger(__name__)
 
 # 24 random bytes: 192 bits, 32 URL-safe characters.
@@ -157,7 +159,7 @@ class SharedFile(models.Model):
 
     share = models.ForeignKey(Share, on_delete=models.CASCADE, related_name="files")
     key = models.CharField(max_length=64, help_text="What the frozen content calls it (e.g. attachment-12).")
-    file = models.CharField(max_length=300, help_text="Path under MEDIA_ROOT.")
+    file = models.CharField(max_length=300, help_text="Its name in the file storage (lib/files.py).")
     name = models.CharField(max_length=255)
     content_type = models.CharField(max_length=100)
     size = models.PositiveBigIntegerField()
@@ -170,8 +172,9 @@ class SharedFile(models.Model):
         return self.name
 
     @property
-    def path(self) -> Path:
-        return Path(settings.MEDIA_ROOT) / self.file
+    def path(self):
+        """On this machine's disk with the default storage (None on a bucket); the code goes through lib/files.py."""
+        return files.local_path(self.file)
 
 
 def tell_viewers(group: str, kind: str) -> None:
@@ -193,8 +196,8 @@ def close_live_viewers(sender, instance: Share, **kwargs) -> None:
 
 @receiver(post_delete, sender=SharedFile)
 def delete_frozen_file(sender, instance: SharedFile, **kwargs) -> None:
-    path = instance.path
-    transaction.on_commit(lambda: path.unlink(missing_ok=True))
+    name = instance.file
+    transaction.on_commit(lambda: files.delete(name))
 
 
 class Watcher(models.Model):

@@ -20,7 +20,7 @@ from playground.chat.rendering import render_markdown
 from playground.connections.models import Connection
 from playground.evaluate.models import get_evaluation
 from playground.evaluate.views import ROWS_PER_PAGE
-from playground.lib import downloads
+from playground.lib import downloads, files
 from playground.rerank.models import RerankRun, get_run
 from playground.rerank.services import request_body as rerank_request
 from playground.sharing import forks, transfer
@@ -226,13 +226,14 @@ def _description(share: Share, content: dict) -> str:
 def shared_file(request, token: str, key: str):
     share = get_public_share(token, request.user)
     item = get_object_or_404(share.files, key=key)
-    if not item.path.exists():
+    size = files.size(item.file)
+    if size is None:
         raise Http404("The file is gone.")
     inline = item.content_type.split("/")[0] in ("image", "audio", "video")
     response = downloads.serve_file(
         request,
-        lambda: item.path.open("rb"),
-        size=item.path.stat().st_size,
+        lambda: files.open_stream(item.file),
+        size=size,
         content_type=item.content_type,
         filename=item.name,
         inline=inline,
@@ -307,9 +308,9 @@ def fork_conversation(share: Share, user, connection: Connection, model_id: str)
         parent = message.pk
         for item in data["attachments"]:
             source = frozen.get(item["key"])
-            if source is None or not source.path.exists():
+            if source is None or files.size(source.file) is None:
                 continue
-            with source.path.open("rb") as handle:
+            with files.open_stream(source.file) as handle:
                 name = storage.save(attachment_name(user.pk, item["name"]), File(handle))
             Attachment.objects.create(
                 message=message,

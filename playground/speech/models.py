@@ -1,10 +1,10 @@
-from pathlib import Path
-
 from django.conf import settings
 from django.db import models
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.text import slugify
+
+from playground.lib import files
 
 # Content types of the saved files; raw PCM has no registered type a browser can play.
 CONTENT_TYPES = {"mp3": "audio/mpeg", "opus": "audio/ogg", "wav": "audio/wav", "pcm": "application/octet-stream"}
@@ -38,7 +38,7 @@ class SpeechClip(models.Model):
     sample_rate = models.PositiveIntegerField(default=44100)
     params = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=16, choices=STATUSES, default=STREAMING)
-    file = models.CharField(max_length=300, blank=True, help_text="Path under MEDIA_ROOT.")
+    file = models.CharField(max_length=300, blank=True, help_text="Its name in the file storage (lib/files.py).")
     bytes = models.BigIntegerField(default=0)
     trace_id = models.CharField(max_length=200, blank=True)
     error = models.JSONField(null=True, blank=True)
@@ -56,8 +56,10 @@ class SpeechClip(models.Model):
         return f"{self.model} {self.voice_label}: {self.text[:40]}"
 
     @property
-    def path(self) -> Path:
-        return Path(settings.MEDIA_ROOT) / self.file
+    def path(self):
+        """Where the file is on this machine's disk with the default storage (None on a bucket): for tests and
+        operators; the code reads and writes through lib/files.py."""
+        return files.local_path(self.file)
 
     @property
     def streaming(self) -> bool:
@@ -82,10 +84,6 @@ class SpeechClip(models.Model):
         if self.status == self.INCOMPLETE:
             parts.append("incomplete")
         return "_".join(parts) + "." + (extension or EXTENSIONS[self.response_format])
-
-    def delete_file(self) -> None:
-        if self.file:
-            self.path.unlink(missing_ok=True)
 
 
 def voice_name(voice_id: str) -> str:

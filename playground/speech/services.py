@@ -12,13 +12,13 @@ import asyncio
 import dataclasses
 import logging
 import secrets
+import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 from django.utils import timezone
 
 from playground.connections import gate
-from playground.lib import detached
+from playground.lib import detached, files, metrics
 from playground.speech.audio import wav_header
 from playground.speech.models import SpeechClip
 from playground.upstream import client
@@ -68,10 +68,7 @@ def sweep(cutoff, live: list) -> int:
     """End the clips nobody stamped since `cutoff` (their process died) as incomplete, with the bytes saved."""
     ended = 0
     for clip in SpeechClip.objects.filter(status=SpeechClip.STREAMING, heartbeat__lt=cutoff).exclude(pk__in=live):
-        try:
-            size = clip.path.stat().st_size if clip.file else 0
-        except OSError:
-            size = 0
+        size = files.size(clip.file) or 0
         ended += SpeechClip.objects.filter(pk=clip.pk, status=SpeechClip.STREAMING).update(
             status=SpeechClip.INCOMPLETE, error=INTERRUPTED, finished=timezone.now(), bytes=size
         )
@@ -160,15 +157,16 @@ async def _relay(
     saved: asyncio.Future | None = None,
     ticket: gate.Pass | None = None,
 ) -> None:
-    status, error, output, path = SpeechClip.INCOMPLETE, None, None, None
+    status, error, output, spool = SpeechClip.INCOMPLETE, None, None, None
+    began = time.monotonic()
     try:
         async with client.speech_stream(endpoint, request_body(clip)) as response:
             clip.trace_id = client.trace_id_of(response.headers)
             if saved is not None:
                 await asyncio.shield(saved)
-            path = clip.path
-            await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
-            output = await asyncio.to_thread(open, path, "wb", buffering=0)
+            # Written to a local spool as it arrives, stored when it ends (lib/files.py; on the local disk, in place).
+            spool = await asyncio.to_thread(files.Spool, clip.file)
+            output = await asyncio.to_thread(open, spool.path, "wb", buffering=0)
             started.set_result(None)
             async for chunk in client.iter_bytes(response):
                 await asyncio.to_thread(output.write, chunk)
@@ -198,21 +196,34 @@ async def _relay(
             if not started.done():
                 started.set_exception(UpstreamError(kind="stream", message="The request was stopped."))
             if not started.cancelled() and started.exception() is None:
+                status, error = await asyncio.shield(_publish(spool, status, error))
                 clip.status, clip.error, clip.finished = status, error, timezone.now()
-                # A clip deleted while streaming updates no row: there is nothing left to record.
-                await asyncio.shield(
+                # A clip deleted while streaming updates no row: there is nothing left to record, nor to keep
+                # (delete_clip deletes the row before the file, so one of the two removes what was stored).
+                updated = await asyncio.shield(
                     SpeechClip.objects.filter(pk=clip.pk).aupdate(
                         status=status, error=error, finished=clip.finished, bytes=clip.bytes, trace_id=clip.trace_id
                     )
                 )
+                if not updated and spool is not None:
+                    await asyncio.to_thread(spool.discard)
                 await asyncio.shield(record_usage(clip, status, ticket))
-            elif path is not None:
-                await asyncio.to_thread(path.unlink, missing_ok=True)
+            elif spool is not None:
+                await asyncio.to_thread(spool.discard)
         finally:
             if ticket is not None:
                 await asyncio.shield(ticket.arelease())  # refused before the first byte: nothing to file
             if clip.pk is not None:
                 detached.untrack(KIND, clip.pk, relay)
+                metrics.generation_ended(
+                    KIND,
+                    key=clip.pk,
+                    status=status,
+                    trace_id=clip.trace_id,
+                    model=clip.model,
+                    seconds=time.monotonic() - began,
+                    bytes=clip.bytes,
+                )
             relay.notify()
 
 
@@ -239,7 +250,7 @@ async def tail(clip: SpeechClip, *, playable: bool = True) -> AsyncIterator[byte
             relay = _relay_of(clip.pk)
             waiter = relay.waiter() if relay else None
             if source is None:
-                source = await _open(clip.path)
+                source = await _open(clip.file)
             data = await asyncio.to_thread(source.read, READ_SIZE) if source else b""
             if data:
                 yield data
@@ -252,7 +263,9 @@ async def tail(clip: SpeechClip, *, playable: bool = True) -> AsyncIterator[byte
                 continue
             await clip.arefresh_from_db(fields=["status", "bytes"])
             if not clip.streaming:
-                # Drain what was written between the last read and the end.
+                # Drain what was written between the last read and the end (from the storage, when this process
+                # never saw the spool of another).
+                source = source or await _open(clip.file)
                 while source and (data := await asyncio.to_thread(source.read, READ_SIZE)):
                     yield data
                 return
@@ -263,9 +276,26 @@ async def tail(clip: SpeechClip, *, playable: bool = True) -> AsyncIterator[byte
             await asyncio.to_thread(source.close)
 
 
-async def _open(path: Path):
+async def _publish(spool, status: str, error: dict | None) -> tuple[str, dict | None]:
+    """Store the clip's spool; a clip that cannot be stored ends incomplete, saying so."""
+    if spool is None:
+        return status, error
     try:
-        return await asyncio.to_thread(open, path, "rb")
+        await asyncio.to_thread(spool.publish)
+    except Exception as exc:
+        log.exception("The file of clip %s could not be stored", spool.name)
+        failed = {"title": "The clip could not be saved", "message": str(exc), "next_step": "Retry."}
+        return SpeechClip.INCOMPLETE, failed
+    return status, error
+
+
+async def _open(name: str):
+    """The clip's file: its spool while this process writes it, else the stored file; None when neither exists."""
+    spooled = files.spooled(name)
+    try:
+        if spooled:
+            return await asyncio.to_thread(open, spooled, "rb")
+        return await asyncio.to_thread(files.open_stream, name)
     except FileNotFoundError:
         return None
 
@@ -273,8 +303,10 @@ async def _open(path: Path):
 def delete_clip(clip: SpeechClip) -> None:
     """Delete the clip and its file, stopping its relay if it is still running in this process."""
     detached.cancel(KIND, clip.pk)
-    clip.delete_file()
+    name = clip.file
     clip.delete()
+    # After the row: a relay storing the file meanwhile finds no row and removes it itself.
+    files.delete(name)
 
 
 async def list_voices(connection, user) -> list[dict]:

@@ -10,7 +10,7 @@ from django_htmx.http import reswap, retarget
 
 from playground.catalog.params import DEFAULT_SAMPLE_RATE, SAMPLE_RATES, SPEECH_INPUT_LIMIT
 from playground.connections.models import Connection
-from playground.lib import downloads
+from playground.lib import downloads, files
 from playground.speech import services
 from playground.speech.audio import wav_header
 from playground.speech.forms import PREVIEW_TEXT, SpeechForm, VoicePicker, VoiceUploadForm
@@ -151,13 +151,12 @@ def download(request, pk, variant=""):
             "The clip is still arriving: download it once it is complete.", status=409, content_type="text/plain"
         )
     as_wav = variant == "wav" and clip.response_format == "pcm"
-    try:
-        size = clip.path.stat().st_size
-    except FileNotFoundError:
+    size = files.size(clip.file)
+    if size is None:
         return HttpResponse("The audio file of this clip is missing.", status=410, content_type="text/plain")
     return downloads.serve_file(
         request,
-        lambda: clip.path.open("rb"),
+        lambda: files.open_stream(clip.file),
         prefix=wav_header(clip.sample_rate, size) if as_wav else b"",
         size=size,
         content_type="audio/wav" if as_wav else clip.content_type,

@@ -7,6 +7,7 @@ Every failure is raised as `UpstreamError`.
 import asyncio
 import json
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 import httpx
 from django.conf import settings
 
-from playground.lib import guard
+from playground.lib import guard, metrics
 from playground.upstream import sse
 from playground.upstream.errors import UpstreamError, limit_type_in
 from playground.upstream.redact import redact_response_error
@@ -142,6 +143,7 @@ def _error_from_response(response: httpx.Response, body: bytes) -> UpstreamError
             retry_after = float(response.headers["retry-after"])
         except ValueError:
             retry_after = None
+    metrics.upstream_error(response.url.host, str(response.status_code))
     return UpstreamError(
         kind="http",
         status=response.status_code,
@@ -158,6 +160,7 @@ def _redirect_error(response: httpx.Response) -> UpstreamError:
     """API calls are never redirected: a 3xx means the base URL is wrong (http:// for https://, a moved host)."""
     location = response.headers.get("location", "")
     target = str(response.url.join(location)) if location else "another address"
+    metrics.upstream_error(response.url.host, str(response.status_code))
     return UpstreamError(
         kind="http",
         status=response.status_code,
@@ -168,6 +171,7 @@ def _redirect_error(response: httpx.Response) -> UpstreamError:
 
 def _transport_error(exc: httpx.HTTPError, url: str) -> UpstreamError:
     host = httpx.URL(url).host
+    metrics.upstream_error(host, "timeout" if isinstance(exc, httpx.TimeoutException) else "network")
     if isinstance(exc, httpx.TimeoutException):
         return UpstreamError(kind="timeout", message=f"No answer from {host} in time ({type(exc).__name__}).")
     if isinstance(exc, httpx.ConnectError | httpx.UnsupportedProtocol | httpx.InvalidURL):
@@ -208,10 +212,11 @@ class ChatStream:
     """The chunks of a streamed chat completion, parsed once from the raw bytes (upstream/sse.py); ends at
     `[DONE]`. `batches()` gives the chunks of each network read together (the relay handles them at once)."""
 
-    def __init__(self, response: httpx.Response):
+    def __init__(self, response: httpx.Response, started: float | None = None):
         self.response = response
         self.trace_id = trace_id_of(response.headers)
         self.done = False
+        self.started = started
 
     def _chunk(self, data: bytes) -> dict:
         try:
@@ -223,6 +228,7 @@ class ChatStream:
         if isinstance(chunk, dict) and "error" in chunk and "choices" not in chunk:
             error = chunk["error"] if isinstance(chunk["error"], dict) else {"message": str(chunk["error"])}
             message = redact_response_error(str(error.get("message", "error")), self.response)
+            metrics.upstream_error(self.response.url.host, "stream")
             raise UpstreamError(kind="stream", message=message, trace_id=self.trace_id)
         return chunk
 
@@ -230,6 +236,9 @@ class ChatStream:
         parser = sse.Parser()
         try:
             async for data in self.response.aiter_bytes():
+                if self.started is not None:
+                    metrics.first_token(self.response.url.host, "chat", time.perf_counter() - self.started)
+                    self.started = None
                 batch = []
                 for event in parser.feed(data):
                     if event.strip() == sse.DONE:
@@ -245,6 +254,7 @@ class ChatStream:
             error.kind = "stream" if error.kind == "network" else error.kind
             error.trace_id = self.trace_id
             raise error from None
+        metrics.upstream_error(self.response.url.host, "stream")
         raise UpstreamError(kind="stream", message="The stream ended before [DONE].", trace_id=self.trace_id)
 
     async def __aiter__(self) -> AsyncIterator[dict]:
@@ -261,6 +271,7 @@ async def chat_stream(endpoint: Endpoint, body: dict, headers: dict | None = Non
     url = endpoint.url("chat/completions")
     headers = {**endpoint.auth_headers(), **(headers or {}), **SSE_HEADERS}
     extensions = {"trace": _on_sent(sent)} if sent is not None else None
+    started = time.perf_counter()
     try:
         async with get_client(endpoint.trusted).stream(
             "POST", url, content=sse.dumps({**body, "stream": True}), headers=headers, extensions=extensions
@@ -276,7 +287,7 @@ async def chat_stream(endpoint: Endpoint, body: dict, headers: dict | None = Non
                     message="The provider did not answer with an event stream.",
                     trace_id=trace_id_of(response.headers),
                 )
-            yield ChatStream(response)
+            yield ChatStream(response, started)
     except httpx.HTTPError as exc:
         raise _transport_error(exc, url) from None
 
@@ -303,6 +314,7 @@ async def speech_stream(endpoint: Endpoint, body: dict, headers: dict | None = N
     """Synthesize speech; yields the httpx response, whose bytes are read with `aiter_bytes()`."""
     await _check(endpoint)
     url = endpoint.url("audio/speech")
+    response_started = time.perf_counter()
     try:
         async with get_client(endpoint.trusted).stream(
             "POST", url, json=body, headers={**endpoint.auth_headers(), **(headers or {})}
@@ -311,6 +323,7 @@ async def speech_stream(endpoint: Endpoint, body: dict, headers: dict | None = N
                 raise _redirect_error(response)
             if response.status_code >= 400:
                 raise _error_from_response(response, await response.aread())
+            response.extensions["playground_started"] = response_started
             yield response
     except httpx.HTTPError as exc:
         raise _transport_error(exc, url) from None
@@ -318,8 +331,12 @@ async def speech_stream(endpoint: Endpoint, body: dict, headers: dict | None = N
 
 async def iter_bytes(response: httpx.Response) -> AsyncIterator[bytes]:
     """The body of a streamed response; a broken connection becomes an UpstreamError of kind stream."""
+    started = response.extensions.pop("playground_started", None)
     try:
         async for chunk in response.aiter_raw():
+            if started is not None:
+                metrics.first_token(response.url.host, "speech", time.perf_counter() - started)
+                started = None
             yield chunk
     except httpx.HTTPError as exc:
         error = _transport_error(exc, str(response.url))

@@ -37,6 +37,10 @@ class Redis:
         self.process.send_signal(signal.SIGKILL)
         self.process.wait()
 
+    def restart(self) -> None:
+        """A fresh, empty redis-server on the same port (after `kill()`)."""
+        self.process = _start_redis(self.port)
+
 
 def _answers_ping(port: int) -> bool:
     try:
@@ -47,10 +51,7 @@ def _answers_ping(port: int) -> bool:
         return False
 
 
-@pytest.fixture
-def own_redis():
-    """A redis-server of this test's own on a free port, without persistence, killed at the end."""
-    port = free_port()
+def _start_redis(port: int) -> subprocess.Popen:
     process = subprocess.Popen(
         ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
         stdout=subprocess.DEVNULL,
@@ -62,9 +63,15 @@ def own_redis():
             process.kill()
             raise RuntimeError("redis-server did not start")
         time.sleep(0.05)
-    redis = Redis(port, process)
+    return process
+
+
+@pytest.fixture
+def own_redis():
+    """A redis-server of this test's own on a free port, without persistence, killed at the end."""
+    redis = Redis(port := free_port(), _start_redis(port))
     yield redis
-    if process.poll() is None:
+    if redis.process.poll() is None:
         redis.kill()
 
 

@@ -24,7 +24,7 @@ from playground.chat.services.limits import Limits, rejects_stream_options
 from playground.chat.services.persistence import AnswerRows, record_usage
 from playground.connections import gate
 from playground.connections.models import Connection
-from playground.lib import detached
+from playground.lib import detached, metrics
 from playground.upstream import client
 from playground.upstream.client import Endpoint
 from playground.upstream.errors import UpstreamError
@@ -387,6 +387,16 @@ class Generation(AnswerRows, ControlChannel):
             await self._end(layer, channel, status, error)
         finally:
             detached.untrack(KIND, self.message_id, self)
+            metrics.generation_ended(
+                KIND,
+                key=self.message_id,
+                status=status,
+                trace_id=self.trace_id,
+                model=str(self.body.get("model", "")),
+                seconds=time.monotonic() - self.started,
+                first_token_ms=round((self.first_token - self.started) * 1000, 1) if self.first_token else None,
+                finish_reason=self.finish_reason,
+            )
             await self._release_ticket()  # when _end could not settle it
 
     async def _release_ticket(self) -> None:

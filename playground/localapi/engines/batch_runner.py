@@ -20,7 +20,7 @@ from django.db import close_old_connections, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from playground.lib import detached
+from playground.lib import detached, files
 from playground.localapi.engines.batches import (
     ACTIVE,
     KIND,
@@ -194,11 +194,16 @@ def _empty_file(batch: Batch, kind: str) -> File:
 
 
 class _Journal:
-    """An append-only JSONL result file. Reopening it drops a half-written last line and lists what is done."""
+    """An append-only JSONL result file. Reopening it drops a half-written last line and lists what is done.
+
+    It is appended to on this machine's disk and stored when closed (lib/files.py; on the local disk, in place);
+    a process that takes the batch over resumes from what was stored.
+    """
 
     def __init__(self, file: File):
         self.file = file
-        self.path = file.content.path
+        self.spool = files.Spool(file.content.name, resume=True)
+        self.path = self.spool.path
         self.done: set[str] = set()
         with open(self.path, "a+b") as handle:
             handle.seek(0)
@@ -220,7 +225,9 @@ class _Journal:
 
     def close(self) -> int:
         self.handle.close()
-        return os.path.getsize(self.path)
+        size = os.path.getsize(self.path)
+        self.spool.publish()
+        return size
 
 
 def _open_journals(batch: Batch) -> tuple[_Journal, _Journal]:

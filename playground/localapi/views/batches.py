@@ -5,8 +5,10 @@ Every resource belongs to the key that created it: another key gets 404, as for 
 
 import functools
 
-from django.http import FileResponse, HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse
 
+from playground.lib import downloads
+from playground.lib import files as stored_files
 from playground.localapi.engines import batch_runner
 from playground.localapi.engines import batches as engine
 from playground.localapi.http import DEFAULT_MAX_BODY, MB, endpoint, error, parse_json, plain, trace_headers
@@ -92,11 +94,20 @@ def file_content(request, owner, file_id: str):
     file = _get_file(owner, file_id)
     if file is None:
         return plain(404, f"No file with id '{file_id}'.")
-    try:
-        handle = file.content.open("rb")
-    except (OSError, ValueError):
+    size = stored_files.size(file.content.name)
+    if size is None:
         return plain(404, f"The content of file '{file_id}' is gone.")
-    return trace_headers(FileResponse(handle, content_type="application/jsonl", filename=file.filename))
+    # Streamed a chunk at a time from the storage (a bucket too), with Range, never read whole into memory.
+    return trace_headers(
+        downloads.serve_file(
+            request,
+            lambda: stored_files.open_stream(file.content.name),
+            size=size,
+            content_type="application/jsonl",
+            filename=file.filename,
+            inline=True,
+        )
+    )
 
 
 @batch_endpoint("GET", "POST")
