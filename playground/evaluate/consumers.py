@@ -71,7 +71,8 @@ class EvaluateConsumer(AccountSockets, AsyncJsonWebsocketConsumer):
         if evaluation is None:
             raise EvaluationError("This evaluation no longer exists.")
         cells = await database_sync_to_async(runner.select_cells)(evaluation, scope, target)
-        await runner.start(evaluation, cells, form.cleaned_data["concurrency"])
+        send_empty = content.get("send_empty") is True
+        await runner.start(evaluation, cells, form.cleaned_data["concurrency"], send_empty=send_empty)
 
     # -- events from the channel layer
 

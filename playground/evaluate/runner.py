@@ -64,14 +64,16 @@ def _queue(evaluation: Evaluation, cell_ids: list[int]) -> None:
     Cell.objects.filter(pk__in=cell_ids).update(status=Cell.QUEUED, heartbeat=timezone.now(), error="")
 
 
-async def start(evaluation: Evaluation, cell_ids: list[int], concurrency: int) -> None:
-    """Queue the cells and run them in the background. Raises EvaluationError when a run is going on."""
+async def start(evaluation: Evaluation, cell_ids: list[int], concurrency: int, *, send_empty: bool = False) -> None:
+    """Queue the cells and run them in the background. Raises EvaluationError when a run is going on.
+
+    Rows that leave a variable empty end as skipped unless `send_empty` (the user said to send them)."""
     if running(evaluation.pk):
         raise services.EvaluationError("run: this evaluation is already running; stop it first.")
     if not cell_ids:
         raise services.EvaluationError("run: no cells to run.")
     await sync_to_async(_queue)(evaluation, cell_ids)
-    task = detached.spawn(_run(evaluation.pk, cell_ids, concurrency), name=f"evaluate-{evaluation.pk}")
+    task = detached.spawn(_run(evaluation.pk, cell_ids, concurrency, send_empty), name=f"evaluate-{evaluation.pk}")
     detached.track(KIND, evaluation.pk, task)
     task.add_done_callback(lambda t: detached.untrack(KIND, evaluation.pk, t))
 
@@ -80,8 +82,9 @@ async def _send(pk: int, event: dict) -> None:
     await get_channel_layer().group_send(group(pk), event)
 
 
-async def _run(pk: int, cell_ids: list[int], concurrency: int) -> None:
+async def _run(pk: int, cell_ids: list[int], concurrency: int, send_empty: bool = False) -> None:
     semaphore = asyncio.Semaphore(concurrency)
+    began = time.monotonic()
     evaluation = await Evaluation.objects.select_related("connection").aget(pk=pk)
     state = {"summary_at": 0.0}
     await _send(pk, {"type": "run.start", "cells": cell_ids, "concurrency": concurrency})
@@ -89,7 +92,7 @@ async def _run(pk: int, cell_ids: list[int], concurrency: int) -> None:
     async def one(cell_id: int) -> None:
         async with semaphore:
             try:
-                await _cell(evaluation, cell_id)
+                await _cell(evaluation, cell_id, send_empty)
             except Exception:
                 # One broken cell must not take the run down: it ends as an error, the others go on.
                 log.exception("evaluation %s: cell %s failed", pk, cell_id)
@@ -106,7 +109,8 @@ async def _run(pk: int, cell_ids: list[int], concurrency: int) -> None:
         for cell in left:
             await _send(pk, {"type": "cell.state", "id": cell.pk, "status": cell.status, "html": render_cell(cell)})
         html = await sync_to_async(render_summary)(evaluation)
-        await _send(pk, {"type": "run.end", "html": html})
+        elapsed_ms = round((time.monotonic() - began) * 1000)
+        await _send(pk, {"type": "run.end", "html": html, "elapsed_ms": elapsed_ms})
 
 
 def _fail(cell_id: int) -> None:
@@ -122,21 +126,25 @@ def _end_queued(cell_ids: list[int]) -> list[Cell]:
     return cells
 
 
-def _prepare(evaluation: Evaluation, cell_id: int):
+def _prepare(evaluation: Evaluation, cell_id: int, send_empty: bool):
     cell = Cell.objects.select_related("case", "variant", "variant__prompt").get(pk=cell_id)
     model = services.catalog_model(evaluation, cell.variant.model)
     prompt = services.prompt_of(cell.variant, evaluation.latest_prompt())
-    return cell, services.build_request(cell.case, cell.variant, prompt, model)
+    return cell, services.build_request(cell.case, cell.variant, prompt, model, send_empty=send_empty)
 
 
-async def _cell(evaluation: Evaluation, cell_id: int) -> None:
+async def _cell(evaluation: Evaluation, cell_id: int, send_empty: bool = False) -> None:
     pk = evaluation.pk
-    cell, request = await sync_to_async(_prepare)(evaluation, cell_id)
+    cell, request = await sync_to_async(_prepare)(evaluation, cell_id, send_empty)
     if cell.status != Cell.QUEUED:
         return
     cell.output, cell.error, cell.grades = "", "", {}
     cell.prompt_tokens = cell.completion_tokens = cell.ttft_ms = cell.latency_ms = None
     cell.source = "live"
+    if request.skipped:
+        cell.status, cell.error = Cell.SKIPPED, request.error
+        await _save(pk, cell)
+        return
     if request.error or evaluation.connection is None:
         cell.status, cell.error = Cell.ERROR, request.error or "connection: this evaluation has no connection."
         await _save(pk, cell)

@@ -26,6 +26,7 @@ from playground.evaluate.models import MAX_CASES, MAX_VARIANTS, Evaluation, get_
 from playground.upstream.errors import UpstreamError
 
 ROWS_PER_PAGE = 50
+GAPS_SHOWN = 10
 
 
 def _back(evaluation: Evaluation, anchor: str = ""):
@@ -83,7 +84,8 @@ def _page(request, evaluation, *, prompt_form=None, import_errors=None, posted=N
     system = prompt_form["system"].value() or ""
     user = prompt_form["user"].value() or ""
     used = templating.variables(system, user)
-    missing = sorted({name for name in used for case, _ in rows if name not in case.values or case.values[name] == ""})
+    gaps = services.gaps(evaluation, used)
+    missing = sorted({name for _, names in gaps for name in names})
     context = {
         "evaluation": evaluation,
         "prompt_form": prompt_form,
@@ -92,6 +94,9 @@ def _page(request, evaluation, *, prompt_form=None, import_errors=None, posted=N
         "used": used,
         "unknown": [name for name in used if name not in evaluation.columns],
         "missing": missing,
+        "gaps": gaps[:GAPS_SHOWN],
+        "more_gaps": max(0, len(gaps) - GAPS_SHOWN),
+        "gap_count": len(gaps),
         "system_segments": templating.segments(system),
         "user_segments": templating.segments(user),
         "variants": variants,

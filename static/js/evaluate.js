@@ -98,10 +98,23 @@
 
   var counts = { total: 0, ended: 0 };
 
+  function seconds(ms) {
+    return ms < 1000 ? ms + " ms" : (ms / 1000).toFixed(1) + " s";
+  }
+
   function onMessage(event) {
     var data = JSON.parse(event.data);
     if (data.type === "start") {
       counts = { total: data.cells.length, ended: 0 };
+      // A cell waiting its turn shows "queued", not the badge of the run before.
+      data.cells.forEach(function (id) {
+        var cell = document.getElementById("cell-" + id);
+        if (!cell) { return; }
+        cell.dataset.status = "queued";
+        cell.className = cell.className.replace(/\bcell-\w+\b/, "cell-queued");
+        var badge = cell.querySelector(".cell-head .badge");
+        if (badge) { badge.textContent = "queued"; badge.className = "badge badge-accent"; }
+      });
       say("Running " + counts.total + " cell" + (counts.total === 1 ? "" : "s") + ", " + data.concurrency + " at a time…");
     } else if (data.type === "delta") {
       var cell = document.getElementById("cell-" + data.id);
@@ -109,13 +122,16 @@
       if (live) { live.textContent += data.text; }
     } else if (data.type === "cell") {
       replace("cell-" + data.id, data.html);
-      if (["done", "error", "stopped"].indexOf(data.status) >= 0) {
+      if (["done", "error", "stopped", "skipped"].indexOf(data.status) >= 0) {
         counts.ended += 1;
         if (counts.total) { say(counts.ended + " of " + counts.total + " cells finished…"); }
       }
     } else if (data.type === "summary" || data.type === "end") {
       replace("summary-row", data.html);
-      if (data.type === "end") { say("Run finished: " + counts.ended + " of " + counts.total + " cells."); root.dataset.runState = "ended"; }
+      if (data.type === "end") {
+        say("Run finished: " + counts.ended + " of " + counts.total + " cells in " + seconds(data.elapsed_ms) + ".");
+        root.dataset.runState = "ended";
+      }
     } else if (data.type === "error") {
       say(data.message, true);
     }
@@ -146,7 +162,11 @@
     if (run) {
       var concurrency = parseInt(document.getElementById("concurrency").value, 10);
       root.dataset.runState = "running";
-      send({ type: "run", scope: run.dataset.run, target: run.dataset.target || 0, concurrency: isNaN(concurrency) ? 4 : concurrency });
+      var sendEmpty = document.getElementById("send-empty");
+      send({
+        type: "run", scope: run.dataset.run, target: run.dataset.target || 0,
+        concurrency: isNaN(concurrency) ? 4 : concurrency, send_empty: Boolean(sendEmpty && sendEmpty.checked)
+      });
       say("Starting…");
       return;
     }
