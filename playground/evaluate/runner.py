@@ -15,6 +15,7 @@ from django.utils import timezone
 from playground.evaluate import graders, services
 from playground.evaluate.models import Cell, Evaluation
 from playground.lib import detached
+from playground.teams import usage as team_usage
 from playground.upstream import client
 from playground.upstream.errors import UpstreamError
 
@@ -85,7 +86,7 @@ async def _send(pk: int, event: dict) -> None:
 async def _run(pk: int, cell_ids: list[int], concurrency: int, send_empty: bool = False) -> None:
     semaphore = asyncio.Semaphore(concurrency)
     began = time.monotonic()
-    evaluation = await Evaluation.objects.select_related("connection").aget(pk=pk)
+    evaluation = await Evaluation.objects.select_related("connection", "owner").aget(pk=pk)
     state = {"summary_at": 0.0}
     await _send(pk, {"type": "run.start", "cells": cell_ids, "concurrency": concurrency})
 
@@ -178,6 +179,8 @@ async def _cell(evaluation: Evaluation, cell_id: int, send_empty: bool = False) 
         cell.status = Cell.DONE
         cell.grades = graders.grade(cell.output, cell.case.expected, cell.variant.graders)
         cell.runs += 1
+        if "judge" in cell.variant.graders:
+            cell.grades["judge"] = await _judge(evaluation, cell, request.body)
     except UpstreamError as exc:
         cell.status, cell.error = Cell.ERROR, f"{exc.title}: {exc.message}"
         cell.latency_ms = round((time.monotonic() - started) * 1000)
@@ -186,6 +189,34 @@ async def _cell(evaluation: Evaluation, cell_id: int, send_empty: bool = False) 
         await asyncio.shield(_save(pk, cell))
         raise
     await _save(pk, cell)
+
+
+async def _judge(evaluation: Evaluation, cell: Cell, asked: dict) -> dict:
+    """The model grader's verdict on a finished cell, with its own usage (charged like any request)."""
+    judge = cell.variant.graders["judge"]
+    prompt = "\n\n".join(str(m.get("content") or "") for m in asked.get("messages", []))
+    messages = graders.judge_messages(judge, prompt=prompt, answer=cell.output, expected=cell.case.expected)
+    body = {"model": judge["model"], "messages": messages, "temperature": 0}
+    verdict = {"pass": False, "detail": "", "of": graders.judge_key(judge), "model": judge["model"]}
+    connection = evaluation.connection
+    try:
+        # A provider call like the cell's: the connection's endpoint; a team's connection is checked and charged.
+        await team_usage.acheck(connection, evaluation.owner, "chat")
+        endpoint = await connection.aendpoint()
+        result = await client.chat(endpoint, body)
+    except UpstreamError as exc:
+        await team_usage.arecord(connection.pk, evaluation.owner_id, "chat", model=judge["model"], status="error")
+        return {**verdict, "detail": f"the judge model failed: {exc.title}: {exc.message}"}
+    usage = result.data.get("usage") if isinstance(result.data.get("usage"), dict) else {}
+    await team_usage.arecord(connection.pk, evaluation.owner_id, "chat", model=judge["model"], usage=usage)
+    choices = result.data.get("choices") or [{}]
+    reply = ((choices[0] or {}).get("message") or {}).get("content") or ""
+    return {
+        **verdict,
+        **graders.read_verdict(judge, reply),
+        "prompt_tokens": usage.get("prompt_tokens"),
+        "completion_tokens": usage.get("completion_tokens"),
+    }
 
 
 async def _save(pk: int, cell: Cell) -> None:

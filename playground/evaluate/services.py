@@ -190,7 +190,7 @@ def regrade(evaluation: Evaluation, variant: Variant | None = None) -> None:
         cells = cells.filter(variant=variant)
     changed = []
     for cell in cells:
-        cell.grades = graders.grade(cell.output, cell.case.expected, cell.variant.graders)
+        cell.grades = graders.grade(cell.output, cell.case.expected, cell.variant.graders, cell.grades)
         changed.append(cell)
     Cell.objects.bulk_update(changed, ["grades"], batch_size=500)
 
@@ -279,6 +279,7 @@ class Summary:
     latency: float | None = None
     ttft: float | None = None
     tokens: float | None = None
+    judge_tokens: int = 0  # what the model grader used, over every cell
 
     @property
     def score(self) -> str:
@@ -288,6 +289,11 @@ class Summary:
 def _mean(values: list) -> float | None:
     values = [v for v in values if v is not None]
     return sum(values) / len(values) if values else None
+
+
+def _judge_tokens(cell: Cell) -> int:
+    judge = (cell.grades or {}).get("judge") or {}
+    return (judge.get("prompt_tokens") or 0) + (judge.get("completion_tokens") or 0)
 
 
 def summaries(variants: list[Variant], cells: list[Cell]) -> list[Summary]:
@@ -311,6 +317,7 @@ def summaries(variants: list[Variant], cells: list[Cell]) -> list[Summary]:
                 latency=_mean([c.latency_ms for c in done]),
                 ttft=_mean([c.ttft_ms for c in done]),
                 tokens=_mean([c.tokens for c in done]),
+                judge_tokens=sum(_judge_tokens(c) for c in own),
             )
         )
     return result

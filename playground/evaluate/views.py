@@ -68,7 +68,9 @@ def _variant_panels(evaluation, variants, models, posted=None):
             stored = {f"{prefix}-{name}": value for name, value in variant.params.items()}
             params = variant_params_form(by_id.get(variant.model), stored, prefix)
             params.is_valid()
-            grader_form = graders.GradersForm(initial=graders.initial_of(variant.graders), prefix=f"g{variant.pk}")
+            grader_form = graders.GradersForm(
+                initial=graders.initial_of(variant.graders), prefix=f"g{variant.pk}", models=list(by_id)
+            )
         panels.append({"variant": variant, "form": form, "params": params, "graders": grader_form})
     return panels
 
@@ -216,7 +218,7 @@ def save_variant(request, pk, variant_pk):
     form = VariantForm(request.POST, evaluation=evaluation, models=list(models), prefix=f"v{variant.pk}")
     model = models.get(request.POST.get(f"v{variant.pk}-model"))
     params = variant_params_form(model, request.POST, f"p{variant.pk}")
-    grader_form = graders.GradersForm(request.POST, prefix=f"g{variant.pk}")
+    grader_form = graders.GradersForm(request.POST, prefix=f"g{variant.pk}", models=list(models))
     valid = [form.is_valid(), params.is_valid(), grader_form.is_valid()]
     if not all(valid):
         return _page(request, evaluation, posted=(variant.pk, form, params, grader_form))
