@@ -29,8 +29,15 @@ ROWS_PER_PAGE = 50
 GAPS_SHOWN = 10
 
 
+EDITOR_ANCHORS = ("template", "variants", "cases")
+
+
 def _back(evaluation: Evaluation, anchor: str = ""):
-    return redirect(reverse("evaluate:detail", args=[evaluation.pk]) + (f"#{anchor}" if anchor else ""))
+    """The evaluation's page: the editor after an edit of the template, variants or cases; the grid otherwise."""
+    url = reverse("evaluate:detail", args=[evaluation.pk])
+    if anchor in EDITOR_ANCHORS:
+        url += "?view=editor"
+    return redirect(url + (f"#{anchor}" if anchor else ""))
 
 
 @require_GET
@@ -77,6 +84,8 @@ def _variant_panels(evaluation, variants, models, posted=None):
 
 def _page(request, evaluation, *, prompt_form=None, import_errors=None, posted=None, status=200, **extra):
     latest = evaluation.latest_prompt()
+    # The compact grid is the default; the long form is the editor (and shows what an edit got wrong).
+    editing = request.GET.get("view") == "editor" or bool(prompt_form or import_errors or posted)
     # Django renders ~4,000 cells in seconds: the grid and the table show one page of rows at a time.
     pages = Paginator(evaluation.cases.all(), ROWS_PER_PAGE)
     page = pages.get_page(request.GET.get("page"))
@@ -90,6 +99,7 @@ def _page(request, evaluation, *, prompt_form=None, import_errors=None, posted=N
     missing = sorted({name for _, names in gaps for name in names})
     context = {
         "evaluation": evaluation,
+        "view": "editor" if editing else "grid",
         "prompt_form": prompt_form,
         "versions": list(evaluation.prompts.all()),
         "latest": latest,

@@ -72,6 +72,53 @@
     toggle.textContent = showRaw ? "rendered" : "raw";
   });
 
+  // -- the compact grid: arrow keys move between cells (one tab stop), Enter or a click opens the whole answer
+
+  var grid = root.querySelector("[data-grid]");
+
+  function cellAt(row, column) {
+    var cells = row ? row.querySelectorAll("td.gcell") : [];
+    return cells[Math.min(column, cells.length - 1)] || null;
+  }
+
+  function moveTo(from, to) {
+    if (!to) { return; }
+    from.tabIndex = -1;
+    to.tabIndex = 0;
+    to.focus();
+  }
+
+  function toggle(td) {
+    var open = td.classList.toggle("is-expanded");
+    td.setAttribute("aria-expanded", open ? "true" : "false");
+  }
+
+  if (grid) {
+    grid.addEventListener("keydown", function (event) {
+      var td = event.target;
+      if (!td.matches || !td.matches("td.gcell")) { return; }
+      var row = td.parentElement;
+      var column = Array.prototype.indexOf.call(row.querySelectorAll("td.gcell"), td);
+      var target = null;
+      if (event.key === "ArrowRight") { target = cellAt(row, column + 1); }
+      else if (event.key === "ArrowLeft") { target = column > 0 ? cellAt(row, column - 1) : null; }
+      else if (event.key === "ArrowDown") { target = cellAt(row.nextElementSibling, column); }
+      else if (event.key === "ArrowUp") { target = cellAt(row.previousElementSibling, column); }
+      else if (event.key === "Enter" || event.key === " ") { event.preventDefault(); toggle(td); return; }
+      else { return; }
+      event.preventDefault();
+      moveTo(td, target);
+    });
+    grid.addEventListener("click", function (event) {
+      var td = event.target.closest("td.gcell");
+      if (!td || event.target.closest("button, a, input, textarea, select, form, pre.raw")) { return; }
+      var current = grid.querySelector('td.gcell[tabindex="0"]');
+      if (current && current !== td) { current.tabIndex = -1; }
+      td.tabIndex = 0;
+      toggle(td);
+    });
+  }
+
   // -- the live run
 
   var status = document.getElementById("run-status");

@@ -45,7 +45,7 @@ def test_the_starting_question_column_follows_the_template(alice_client, alice, 
     assert evaluation.columns == ["text", "language"]
     assert "question" not in services.export_csv(evaluation).splitlines()[0]
     assert freeze.evaluation_content(evaluation)["columns"] == ["text", "language"]
-    page = alice_client.get(f"/evaluate/{evaluation.pk}/")
+    page = alice_client.get(f"/evaluate/{evaluation.pk}/?view=editor")
     assert "Row 1 question" not in page.text and "Row 1 text" in page.text
 
     # Importing first and changing the template after works the same way.
