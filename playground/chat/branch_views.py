@@ -71,7 +71,11 @@ async def insert(request, pk):
 async def compare(request, pk):
     post = request.POST
     columns = [
-        {"model": post.get(f"model_{i}", ""), "params": post.get(f"params_{i}", "")}
+        {
+            "model": post.get(f"model_{i}", ""),
+            "params": post.get(f"params_{i}", ""),
+            "fields": comparisons.fields_of(post.get, i),
+        }
         for i in range(1, comparisons.MAX_COLUMNS + 1)
         if post.get(f"model_{i}", "").strip()
     ]

@@ -13,6 +13,7 @@ from asgiref.sync import sync_to_async
 from django.db import transaction
 from django.utils import timezone
 
+from playground.catalog.params import CHAT_PARAMS, params_form
 from playground.chat import branches
 from playground.chat.models import Conversation, Message
 from playground.chat.services.branches import Refused, content_of, message_of, own
@@ -21,10 +22,32 @@ from playground.chat.services.request import build_request, chat_models, connect
 from playground.chat.services.turns import Turn, launcher, start_turn
 
 MAX_COLUMNS = 4
+# A column's parameters are the panel's own fields (catalog/params.py), less the two a column cannot change.
+COLUMN_PARAMS = [param for param in CHAT_PARAMS if param.name not in ("stream", "n")]
+
+
+def fields_of(get, index: int) -> dict:
+    """The panel fields a form or a socket frame posted for column `index` (`c<index>-<name>`), set ones only."""
+    fields = {}
+    for param in COLUMN_PARAMS:
+        value = get(f"c{index}-{param.name}")
+        if isinstance(value, str) and value.strip():
+            fields[param.name] = value
+    return fields
+
+
+def column_params(model, fields: dict, index: int) -> dict:
+    """A column's fields checked against its model's bounds, as request values; Refused names the field."""
+    form = params_form(model, COLUMN_PARAMS, fields, placeholders=True)
+    if not form.is_valid():
+        problems = " ".join(str(error) for errors in form.errors.values() for error in errors)
+        raise Refused(f"columns[{index}]: {problems}")
+    return form.request_values()
 
 
 def columns_of(args: dict) -> list[dict]:
-    """The columns as [{"model": id, "params": {...}}], 2 to 4 of them; params may come as JSON text."""
+    """The columns as [{"model": id, "params": {...}, "fields": {...}}], 2 to 4 of them: `fields` are the panel's
+    raw values (checked against the column's model when it is known); `params` may also come as JSON text."""
     columns = args.get("columns")
     if not isinstance(columns, list) or not 2 <= len(columns) <= MAX_COLUMNS:
         raise Refused(f"columns: choose 2 to {MAX_COLUMNS} models to compare.")
@@ -42,7 +65,10 @@ def columns_of(args: dict) -> list[dict]:
                 raise Refused(f"columns[{index}].params: not valid JSON ({exc}).") from None
         if not isinstance(params, dict):
             raise Refused(f'columns[{index}].params: expected a JSON object such as {{"temperature": 0.2}}.')
-        cleaned.append({"model": model.strip(), "params": params})
+        fields = column.get("fields") or {}
+        if not isinstance(fields, dict):
+            raise Refused(f"columns[{index}].fields: expected the panel's fields by name.")
+        cleaned.append({"model": model.strip(), "params": params, "fields": fields})
     return cleaned
 
 
@@ -68,7 +94,8 @@ def _prepare(conversation: Conversation, content: str, columns: list[dict], laun
         model = pick_model(models, column["model"])
         if model is None:
             raise Refused(f"columns[{index}].model: {column['model']} is not a chat model of this connection.")
-        params = {**conversation.params, **column["params"]}
+        chosen = column_params(model, column.get("fields") or {}, index)
+        params = {**conversation.params, **column["params"], **chosen}
         request = build_request(
             conversation, model, history, next_user=content or None, params=params, connection=connection
         )
