@@ -1,8 +1,13 @@
 """Compare's per-column parameters are the panel's own fields (catalog/params.py), checked against each column's
 model and sent to each provider; a field out of bounds is refused naming the column and the field."""
 
+import io
+
 import pytest
 from asgiref.sync import sync_to_async
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from PIL import Image
 
 from playground.chat.services import compare
 from playground.chat.services.branches import Refused
@@ -38,3 +43,30 @@ async def test_a_columns_fields_reach_the_provider_and_bad_ones_are_refused_by_n
     bad = [{"model": provider.chat_model}, {"model": provider.chat_model, "fields": {"temperature": "9"}}]
     with pytest.raises(Refused, match=r"columns\[2\]: temperature"):
         await compare.start(conversation, conversation.owner, {"content": "again", "columns": bad})
+
+
+def png_bytes() -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (8, 6), (200, 30, 30)).save(out, "PNG")
+    return out.getvalue()
+
+
+def test_a_picture_no_column_can_take_is_refused_in_words_and_nothing_starts(provider):
+    """The fake provider's models declare no vision (its /models lists no capabilities): the comparison says so."""
+    conversation = new_conversation(provider)
+    client = Client()
+    client.force_login(conversation.owner)
+    picture = SimpleUploadedFile("red.png", png_bytes(), content_type="image/png")
+    response = client.post(
+        f"/c/{conversation.pk}/compare/",
+        {
+            "content": "What is this?",
+            "model_1": provider.chat_model,
+            "model_2": provider.chat_model,
+            "attachments": [picture],
+        },
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 400
+    assert response.text == f"attachments: {provider.chat_model} does not accept images; choose a vision model."
+    assert not conversation.messages.exists()

@@ -10,16 +10,18 @@ import json
 import uuid
 
 from asgiref.sync import sync_to_async
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from playground.catalog.params import CHAT_PARAMS, params_form
 from playground.chat import branches
+from playground.chat.forms import MAX_ATTACHMENTS, apply_attachment_options, clean_attachments
 from playground.chat.models import Conversation, Message
 from playground.chat.services.branches import Refused, content_of, message_of, own
 from playground.chat.services.limits import check_capacity, limits_of
 from playground.chat.services.request import build_request, chat_models, connection_for, pick_model
-from playground.chat.services.turns import Turn, launcher, start_turn
+from playground.chat.services.turns import Turn, launcher, save_attachments, start_turn, store_uploads
 
 MAX_COLUMNS = 4
 # A column's parameters are the panel's own fields (catalog/params.py), less the two a column cannot change.
@@ -72,7 +74,7 @@ def columns_of(args: dict) -> list[dict]:
     return cleaned
 
 
-def _prepare(conversation: Conversation, content: str, columns: list[dict], launch) -> list[Turn]:
+def _prepare(conversation: Conversation, content: str, columns: list[dict], launch, uploads=()) -> list[Turn]:
     connection = connection_for(conversation)
     if connection is None:
         raise Refused("connection: add a connection (a provider's base URL and API key) first.")
@@ -87,6 +89,8 @@ def _prepare(conversation: Conversation, content: str, columns: list[dict], laun
         parent = path[-1].parent_id  # answer the last answer's question again
     else:
         raise Refused("content: write the question to compare the models on.")
+    if uploads and not content:
+        raise Refused("attachments: write the question they go with (asking the last question again sends its own).")
     history = [m for m in branches.ancestors(rows, parent) if m.status != Message.STREAMING]
 
     requests = []
@@ -96,8 +100,15 @@ def _prepare(conversation: Conversation, content: str, columns: list[dict], laun
             raise Refused(f"columns[{index}].model: {column['model']} is not a chat model of this connection.")
         chosen = column_params(model, column.get("fields") or {}, index)
         params = {**conversation.params, **column["params"], **chosen}
+        # Each column gets the composer's attachments its model takes; build_request leaves the others out.
         request = build_request(
-            conversation, model, history, next_user=content or None, params=params, connection=connection
+            conversation,
+            model,
+            history,
+            next_user=content or None,
+            next_attachments=list(uploads),
+            params=params,
+            connection=connection,
         )
         if request.errors:
             raise Refused(f"columns[{index}]: {' '.join(request.errors)}")
@@ -107,10 +118,12 @@ def _prepare(conversation: Conversation, content: str, columns: list[dict], laun
     generations = [launch(endpoint, request.body, limits) for request in requests]
     group = uuid.uuid4().hex
     try:
+        stored = store_uploads(conversation, list(uploads)) if content else []
         with transaction.atomic():
             user_message = None
             if content:
                 user_message = branches.add(conversation, parent, role="user", content=content)
+                save_attachments(user_message, list(uploads), stored)
                 conversation.title_from(content)
                 parent = user_message.pk
             conversation.save()
@@ -141,13 +154,15 @@ def _prepare(conversation: Conversation, content: str, columns: list[dict], laun
 
 
 async def start(conversation: Conversation, user, args: dict) -> list[Turn]:
-    """Start a comparison: `content` (a new question; empty: the thread's last question again) and `columns`."""
+    """Start a comparison: `content` (a new question; empty: the thread's last question again), `columns`, and
+    `attachments` (the composer's files, cleaned: chat.forms.clean_attachments) sent to each column that takes them."""
     own(conversation, user)
     content = content_of(args, required=False).strip()
     columns = columns_of(args)
     await sync_to_async(check_capacity)(user, len(columns))
     launch = launcher(asyncio.get_running_loop())
-    turns = await sync_to_async(_prepare)(conversation, content, columns, launch)
+    uploads = args.get("attachments") or []
+    turns = await sync_to_async(_prepare)(conversation, content, columns, launch, uploads)
     await asyncio.gather(*(start_turn(turn) for turn in turns))
     return turns
 
@@ -167,3 +182,45 @@ async def pick(conversation: Conversation, user, args: dict) -> Message:
     """Continue with this column: it becomes the thread's answer; the other columns stay as its siblings."""
     own(conversation, user)
     return await sync_to_async(_pick)(conversation, args)
+
+
+def left_out(turns: list[Turn]) -> str:
+    """In words, which columns do not get (some of) the attachments, and why."""
+    notes = []
+    for index, turn in enumerate(turns, 1):
+        for note in turn.request.notes:
+            if "attachment" in note:
+                notes.append(f"Column {index}: {note}")
+    return " ".join(notes)
+
+
+def clean_uploads(conversation: Conversation, columns: list[dict], files: list, options: str = "") -> list:
+    """The composer's files for a comparison: each must suit at least one column's model (the others are told it
+    is left out); a file no column takes, or over the limits, is refused naming it."""
+    if not files:
+        return []
+    if len(files) > MAX_ATTACHMENTS:
+        raise Refused(f"attachments: at most {MAX_ATTACHMENTS} files per message (got {len(files)}).")
+    connection = connection_for(conversation)
+    models = chat_models(connection) if connection else []
+    chosen = [pick_model(models, column.get("model", "")) for column in columns]
+    chosen = [model for model in dict.fromkeys(chosen) if model is not None]
+    uploads, errors = [], []
+    for upload in files:
+        problem = None
+        for model in chosen or [None]:
+            upload.seek(0)
+            try:
+                uploads.extend(clean_attachments([upload], model))
+                problem = None
+                break
+            except ValidationError as exc:
+                problem = problem or exc.messages[0]
+        if problem:
+            errors.append(problem)
+    if errors:
+        raise Refused(" ".join(errors))
+    try:
+        return apply_attachment_options(uploads, options)
+    except ValidationError as exc:
+        raise Refused(" ".join(exc.messages)) from None
