@@ -90,7 +90,7 @@
 
   function toggle(td) {
     var open = td.classList.toggle("is-expanded");
-    td.setAttribute("aria-expanded", open ? "true" : "false");
+    td.dataset.expanded = open ? "true" : "false";
   }
 
   if (grid) {
