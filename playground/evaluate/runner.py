@@ -55,9 +55,24 @@ def select_cells(evaluation: Evaluation, scope: str, target) -> list[int]:
         cells = cells.filter(variant_id=target)
     elif scope == "cell":
         cells = cells.filter(pk=target)
+    elif scope == "judge":
+        return _unjudged(evaluation)
     elif scope != "all":
         return []
     return list(cells.order_by("case__position", "variant__position").values_list("pk", flat=True))
+
+
+def _unjudged(evaluation: Evaluation) -> list[int]:
+    """Done cells whose variant has a model grader and that have no verdict of its present configuration (a batch's
+    results, or cells whose rubric changed): judged again without asking their model again."""
+    cells = evaluation.cells.filter(status=Cell.DONE).select_related("variant")
+    cells = cells.order_by("case__position", "variant__position")
+    wanted = []
+    for cell in cells:
+        judge = cell.variant.graders.get("judge")
+        if judge and (cell.grades or {}).get("judge", {}).get("of") != graders.judge_key(judge):
+            wanted.append(cell.pk)
+    return wanted
 
 
 def _queue(evaluation: Evaluation, cell_ids: list[int]) -> None:
@@ -65,7 +80,9 @@ def _queue(evaluation: Evaluation, cell_ids: list[int]) -> None:
     Cell.objects.filter(pk__in=cell_ids).update(status=Cell.QUEUED, heartbeat=timezone.now(), error="")
 
 
-async def start(evaluation: Evaluation, cell_ids: list[int], concurrency: int, *, send_empty: bool = False) -> None:
+async def start(
+    evaluation: Evaluation, cell_ids: list[int], concurrency: int, *, send_empty: bool = False, judge_only: bool = False
+) -> None:
     """Queue the cells and run them in the background. Raises EvaluationError when a run is going on.
 
     Rows that leave a variable empty end as skipped unless `send_empty` (the user said to send them)."""
@@ -73,8 +90,12 @@ async def start(evaluation: Evaluation, cell_ids: list[int], concurrency: int, *
         raise services.EvaluationError("run: this evaluation is already running; stop it first.")
     if not cell_ids:
         raise services.EvaluationError("run: no cells to run.")
-    await sync_to_async(_queue)(evaluation, cell_ids)
-    task = detached.spawn(_run(evaluation.pk, cell_ids, concurrency, send_empty), name=f"evaluate-{evaluation.pk}")
+    if judge_only:
+        await Evaluation.objects.filter(pk=evaluation.pk).aupdate(stop_requested=False)
+    else:
+        await sync_to_async(_queue)(evaluation, cell_ids)
+    job = _run(evaluation.pk, cell_ids, concurrency, send_empty, judge_only)
+    task = detached.spawn(job, name=f"evaluate-{evaluation.pk}")
     detached.track(KIND, evaluation.pk, task)
     task.add_done_callback(lambda t: detached.untrack(KIND, evaluation.pk, t))
 
@@ -83,17 +104,22 @@ async def _send(pk: int, event: dict) -> None:
     await get_channel_layer().group_send(group(pk), event)
 
 
-async def _run(pk: int, cell_ids: list[int], concurrency: int, send_empty: bool = False) -> None:
+async def _run(
+    pk: int, cell_ids: list[int], concurrency: int, send_empty: bool = False, judge_only: bool = False
+) -> None:
     semaphore = asyncio.Semaphore(concurrency)
     began = time.monotonic()
     evaluation = await Evaluation.objects.select_related("connection", "owner").aget(pk=pk)
     state = {"summary_at": 0.0}
-    await _send(pk, {"type": "run.start", "cells": cell_ids, "concurrency": concurrency})
+    await _send(pk, {"type": "run.start", "cells": cell_ids, "concurrency": concurrency, "judging": judge_only})
 
     async def one(cell_id: int) -> None:
         async with semaphore:
             try:
-                await _cell(evaluation, cell_id, send_empty)
+                if judge_only:
+                    await _judge_again(evaluation, cell_id)
+                else:
+                    await _cell(evaluation, cell_id, send_empty)
             except Exception:
                 # One broken cell must not take the run down: it ends as an error, the others go on.
                 log.exception("evaluation %s: cell %s failed", pk, cell_id)
@@ -189,6 +215,15 @@ async def _cell(evaluation: Evaluation, cell_id: int, send_empty: bool = False) 
         await asyncio.shield(_save(pk, cell))
         raise
     await _save(pk, cell)
+
+
+async def _judge_again(evaluation: Evaluation, cell_id: int) -> None:
+    """A done cell judged by its variant's model grader, its answer kept as it is."""
+    cell, request = await sync_to_async(_prepare)(evaluation, cell_id, True)
+    if cell.status != Cell.DONE or "judge" not in cell.variant.graders or request.error:
+        return
+    cell.grades = {**(cell.grades or {}), "judge": await _judge(evaluation, cell, request.body)}
+    await _save(evaluation.pk, cell)
 
 
 async def _judge(evaluation: Evaluation, cell: Cell, asked: dict) -> dict:

@@ -125,6 +125,7 @@ def _page(request, evaluation, *, prompt_form=None, import_errors=None, posted=N
         "concurrency": DEFAULT_CONCURRENCY,
         "max_concurrency": MAX_CONCURRENCY,
         "no_models": not models,
+        "judged": any("judge" in v.graders for v in variants),
         **extra,
     }
     return render(request, "evaluate/detail.html", context, status=status)

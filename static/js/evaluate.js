@@ -154,7 +154,7 @@
     if (data.type === "start") {
       counts = { total: data.cells.length, ended: 0 };
       // A cell waiting its turn shows "queued", not the badge of the run before.
-      data.cells.forEach(function (id) {
+      (data.judging ? [] : data.cells).forEach(function (id) {
         var cell = document.getElementById("cell-" + id);
         if (!cell) { return; }
         cell.dataset.status = "queued";
@@ -169,7 +169,7 @@
       if (live) { live.textContent += data.text; }
     } else if (data.type === "cell") {
       replace("cell-" + data.id, data.html);
-      if (["done", "error", "stopped", "skipped"].indexOf(data.status) >= 0) {
+      if (["done", "error", "stopped", "skipped"].indexOf(data.status) >= 0 && counts.ended < counts.total) {
         counts.ended += 1;
         if (counts.total) { say(counts.ended + " of " + counts.total + " cells finished…"); }
       }

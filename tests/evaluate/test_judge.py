@@ -147,3 +147,32 @@ async def test_the_fake_providers_judge_is_called_charged_to_the_team_and_its_ec
     assert len(records) == 1 and records[0].team_id is not None
     assert records[0].prompt_tokens == judge["prompt_tokens"] > 0
     assert json.dumps(judge)  # stored as JSON in the cell
+
+
+@pytest.mark.needs_local_api
+async def test_a_changed_rubric_is_judged_again_without_asking_the_cells_model_again(live_server, alice, catalog):
+    evaluation = await sync_to_async(local_evaluation)(alice, model="local/chat", rubric='Names "Paris".')
+    _, before = await run_all(evaluation, alice)
+    assert [c.grades["judge"]["pass"] for c in before] == [True, False]
+
+    def change_rubric():
+        variant = evaluation.variants.get()
+        variant.graders = {"judge": {"rubric": 'Names "Lyon".', "model": "local/chat", "scale": "pass"}}
+        variant.save()
+        services.regrade(evaluation, variant)
+
+    await sync_to_async(change_rubric)()
+    ws = await connect(evaluation.pk, alice)
+    events = await run(ws, scope="judge")
+    await finished(evaluation.pk)
+    await ws.send_json_to({"type": "run", "scope": "judge", "target": 0, "concurrency": 4})
+    nothing_left = await ws.receive_json_from(timeout=10)
+    await ws.disconnect()
+    assert events[0]["judging"] is True and len(events[0]["cells"]) == 2
+    after = await sync_to_async(list)(Cell.objects.filter(evaluation=evaluation).order_by("case__position"))
+    assert [c.grades["judge"]["pass"] for c in after] == [False, True]
+    assert [(c.output, c.runs, c.latency_ms) for c in after] == [(c.output, c.runs, c.latency_ms) for c in before]
+    assert nothing_left == {
+        "type": "error",
+        "message": "judge: every done answer already has a verdict under the present rubric.",
+    }
