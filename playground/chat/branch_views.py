@@ -1,6 +1,8 @@
 """Thin htmx views over the branch and compare services: each posts to one service function and answers with the
 re-rendered thread (its selected path). Refused input is a 400 whose text names the field and the limit."""
 
+import json
+
 from asgiref.sync import sync_to_async
 from django.http import HttpResponse
 from django.shortcuts import redirect
@@ -74,12 +76,32 @@ async def insert(request, pk):
 async def compare(request, pk):
     post = request.POST
     columns = [
-        {"model": post.get(f"model_{i}", ""), "params": post.get(f"params_{i}", "")}
+        {
+            "model": post.get(f"model_{i}", ""),
+            "params": post.get(f"params_{i}", ""),
+            "fields": comparisons.fields_of(post.get, i),
+        }
         for i in range(1, comparisons.MAX_COLUMNS + 1)
         if post.get(f"model_{i}", "").strip()
     ]
     args = {"content": post.get("content", ""), "columns": columns}
-    return await _run(request, pk, comparisons.start, args, live=True)
+    files = request.FILES.getlist("attachments")
+    notes = []
+
+    async def start(conversation, user, args):
+        # The composer's files come only by this POST (a socket frame carries text): checked, then sent to each
+        # column whose model takes them; the response says which columns do not get them.
+        args["attachments"] = await sync_to_async(comparisons.clean_uploads)(
+            conversation, columns, files, post.get("attachment_options", "")
+        )
+        turns = await comparisons.start(conversation, user, args)
+        notes.append(comparisons.left_out(turns))
+        return turns
+
+    response = await _run(request, pk, start, args, live=True)
+    if notes and notes[0] and response.status_code == 200:
+        response["HX-Trigger"] = json.dumps({"chat:notice": {"text": notes[0]}})
+    return response
 
 
 @require_POST

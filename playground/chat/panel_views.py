@@ -10,7 +10,7 @@ from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from playground.catalog.params import ParamsForm
+from playground.catalog.params import ParamsForm, params_form
 from playground.chat import branches, services
 from playground.chat.composing import tool_sources
 from playground.chat.forms import (
@@ -22,6 +22,7 @@ from playground.chat.forms import (
     stored_values,
 )
 from playground.chat.models import CONTEXT_POLICIES, Conversation, get_conversation
+from playground.chat.services import compare as comparisons
 from playground.connections.models import Connection, ensure_local_connection
 
 
@@ -89,7 +90,18 @@ def panel_context(
         "tool_errors": list(tool_errors),
         "tool_sources": tool_sources(request.user, conversation) if model and model.tools else [],
         "attach_accept": accept_attribute(model) if conversation else "",
+        "compare_forms": compare_forms(model),
     }
+
+
+def compare_forms(model) -> list[ParamsForm]:
+    """Each compare column's parameter fields: the panel's own (catalog/params.py), unset, prefixed `c<n>`."""
+    forms = []
+    for index in range(1, comparisons.MAX_COLUMNS + 1):
+        form = params_form(model, comparisons.COLUMN_PARAMS, placeholders=True)
+        form.prefix = f"c{index}"
+        forms.append(form)
+    return forms
 
 
 @dataclass

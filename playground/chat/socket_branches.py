@@ -43,7 +43,11 @@ def args_of(name: str, frame: dict) -> dict:
         return {key: _text(frame, key) for key in ("after", "role", "content")}
     if name == "compare":
         columns = [
-            {"model": _text(frame, f"model_{i}"), "params": _text(frame, f"params_{i}")}
+            {
+                "model": _text(frame, f"model_{i}"),
+                "params": _text(frame, f"params_{i}"),
+                "fields": comparisons.fields_of(frame.get, i),
+            }
             for i in range(1, comparisons.MAX_COLUMNS + 2)  # one more than the limit: refused by the service
             if _text(frame, f"model_{i}").strip()
         ]

@@ -29,7 +29,7 @@ def build(evaluation: Evaluation) -> tuple[bytes, dict, list[str]]:
     """The input file, the custom_id -> [case, variant] map, and the cells that cannot be sent (with why)."""
     latest = evaluation.latest_prompt()
     models = {}
-    lines, mapping, problems = [], {}, []
+    lines, mapping, problems, skipped = [], {}, [], []
     for cell in evaluation.cells.select_related("case", "variant", "variant__prompt").order_by(
         "case__position", "variant__position"
     ):
@@ -37,6 +37,9 @@ def build(evaluation: Evaluation) -> tuple[bytes, dict, list[str]]:
         if variant.model not in models:
             models[variant.model] = services.catalog_model(evaluation, variant.model)
         request = services.build_request(cell.case, variant, services.prompt_of(variant, latest), models[variant.model])
+        if request.skipped:
+            skipped.append(request.error)  # a row with an empty value stays out, as it does in a live run
+            continue
         if request.error:
             problems.append(request.error)
             continue
@@ -44,6 +47,8 @@ def build(evaluation: Evaluation) -> tuple[bytes, dict, list[str]]:
         mapping[cid] = [cell.case_id, cell.variant_id]
         item = {"custom_id": cid, "method": "POST", "url": batches.ENDPOINT, "body": request.body}
         lines.append(json.dumps(item, ensure_ascii=False))
+    if not mapping and skipped:
+        problems = skipped
     return ("\n".join(lines) + "\n").encode(), mapping, problems
 
 

@@ -11,7 +11,7 @@ from playground.evaluate.models import Evaluation
 from playground.evaluate.services import EvaluationError
 from playground.lib.sockets import AccountSockets
 
-SCOPES = ("all", "missing", "row", "column", "cell")
+SCOPES = ("all", "missing", "row", "column", "cell", "judge")
 
 
 class EvaluateConsumer(AccountSockets, AsyncJsonWebsocketConsumer):
@@ -71,7 +71,12 @@ class EvaluateConsumer(AccountSockets, AsyncJsonWebsocketConsumer):
         if evaluation is None:
             raise EvaluationError("This evaluation no longer exists.")
         cells = await database_sync_to_async(runner.select_cells)(evaluation, scope, target)
-        await runner.start(evaluation, cells, form.cleaned_data["concurrency"])
+        if scope == "judge" and not cells:
+            raise EvaluationError("judge: every done answer already has a verdict under the present rubric.")
+        send_empty = content.get("send_empty") is True
+        await runner.start(
+            evaluation, cells, form.cleaned_data["concurrency"], send_empty=send_empty, judge_only=scope == "judge"
+        )
 
     # -- events from the channel layer
 

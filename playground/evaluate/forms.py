@@ -4,7 +4,7 @@ from django.core.validators import MaxValueValidator
 from playground.catalog.models import CatalogModel
 from playground.catalog.params import CHAT_PARAMS, ParamsForm, params_form
 from playground.connections.models import Connection
-from playground.evaluate.templating import MAX_TEMPLATE
+from playground.evaluate.templating import MAX_TEMPLATE, syntax_errors
 
 # An evaluation always streams and reads the first choice: the panel leaves those two out.
 EVAL_PARAMS = [param for param in CHAT_PARAMS if param.name not in ("stream", "n")]
@@ -35,9 +35,23 @@ class PromptForm(forms.Form):
         for name in ("system", "user"):
             self.fields[name].error_messages["max_length"] = f"{name} prompt: at most {MAX_TEMPLATE} characters."
 
+    def clean_system(self):
+        return self._checked("system")
+
+    def clean_user(self):
+        return self._checked("user")
+
+    def _checked(self, name: str) -> str:
+        """An unclosed `{{` is refused where it is, rather than saved and sent as literal text."""
+        text = self.cleaned_data[name]
+        errors = syntax_errors(text, f"{name} prompt")
+        if errors:
+            raise forms.ValidationError(errors)
+        return text
+
     def clean(self):
         data = super().clean()
-        if not (data.get("user") or "").strip():
+        if "user" in data and not (data.get("user") or "").strip():
             raise forms.ValidationError("user prompt: write the message each test case sends.")
         return data
 

@@ -95,6 +95,7 @@ class Variant(models.Model):
 
 class Cell(models.Model):
     EMPTY, QUEUED, RUNNING, DONE, ERROR, STOPPED = "empty", "queued", "running", "done", "error", "stopped"
+    SKIPPED = "skipped"  # its row leaves a variable empty; run only when the user says so
     ACTIVE = (QUEUED, RUNNING)
 
     evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="cells")

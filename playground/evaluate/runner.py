@@ -55,9 +55,24 @@ def select_cells(evaluation: Evaluation, scope: str, target) -> list[int]:
         cells = cells.filter(variant_id=target)
     elif scope == "cell":
         cells = cells.filter(pk=target)
+    elif scope == "judge":
+        return _unjudged(evaluation)
     elif scope != "all":
         return []
     return list(cells.order_by("case__position", "variant__position").values_list("pk", flat=True))
+
+
+def _unjudged(evaluation: Evaluation) -> list[int]:
+    """Done cells whose variant has a model grader and that have no verdict of its present configuration (a batch's
+    results, or cells whose rubric changed): judged again without asking their model again."""
+    cells = evaluation.cells.filter(status=Cell.DONE).select_related("variant")
+    cells = cells.order_by("case__position", "variant__position")
+    wanted = []
+    for cell in cells:
+        judge = cell.variant.graders.get("judge")
+        if judge and (cell.grades or {}).get("judge", {}).get("of") != graders.judge_key(judge):
+            wanted.append(cell.pk)
+    return wanted
 
 
 def _queue(evaluation: Evaluation, cell_ids: list[int]) -> None:
@@ -65,14 +80,22 @@ def _queue(evaluation: Evaluation, cell_ids: list[int]) -> None:
     Cell.objects.filter(pk__in=cell_ids).update(status=Cell.QUEUED, heartbeat=timezone.now(), error="")
 
 
-async def start(evaluation: Evaluation, cell_ids: list[int], concurrency: int) -> None:
-    """Queue the cells and run them in the background. Raises EvaluationError when a run is going on."""
+async def start(
+    evaluation: Evaluation, cell_ids: list[int], concurrency: int, *, send_empty: bool = False, judge_only: bool = False
+) -> None:
+    """Queue the cells and run them in the background. Raises EvaluationError when a run is going on.
+
+    Rows that leave a variable empty end as skipped unless `send_empty` (the user said to send them)."""
     if running(evaluation.pk):
         raise services.EvaluationError("run: this evaluation is already running; stop it first.")
     if not cell_ids:
         raise services.EvaluationError("run: no cells to run.")
-    await sync_to_async(_queue)(evaluation, cell_ids)
-    task = detached.spawn(_run(evaluation.pk, cell_ids, concurrency), name=f"evaluate-{evaluation.pk}")
+    if judge_only:
+        await Evaluation.objects.filter(pk=evaluation.pk).aupdate(stop_requested=False)
+    else:
+        await sync_to_async(_queue)(evaluation, cell_ids)
+    job = _run(evaluation.pk, cell_ids, concurrency, send_empty, judge_only)
+    task = detached.spawn(job, name=f"evaluate-{evaluation.pk}")
     detached.track(KIND, evaluation.pk, task)
     task.add_done_callback(lambda t: detached.untrack(KIND, evaluation.pk, t))
 
@@ -81,16 +104,22 @@ async def _send(pk: int, event: dict) -> None:
     await get_channel_layer().group_send(group(pk), event)
 
 
-async def _run(pk: int, cell_ids: list[int], concurrency: int) -> None:
+async def _run(
+    pk: int, cell_ids: list[int], concurrency: int, send_empty: bool = False, judge_only: bool = False
+) -> None:
     semaphore = asyncio.Semaphore(concurrency)
-    evaluation = await Evaluation.objects.select_related("connection").aget(pk=pk)
+    began = time.monotonic()
+    evaluation = await Evaluation.objects.select_related("connection", "owner").aget(pk=pk)
     state = {"summary_at": 0.0}
-    await _send(pk, {"type": "run.start", "cells": cell_ids, "concurrency": concurrency})
+    await _send(pk, {"type": "run.start", "cells": cell_ids, "concurrency": concurrency, "judging": judge_only})
 
     async def one(cell_id: int) -> None:
         async with semaphore:
             try:
-                await _cell(evaluation, cell_id)
+                if judge_only:
+                    await _judge_again(evaluation, cell_id)
+                else:
+                    await _cell(evaluation, cell_id, send_empty)
             except Exception:
                 # One broken cell must not take the run down: it ends as an error, the others go on.
                 log.exception("evaluation %s: cell %s failed", pk, cell_id)
@@ -107,7 +136,8 @@ async def _run(pk: int, cell_ids: list[int], concurrency: int) -> None:
         for cell in left:
             await _send(pk, {"type": "cell.state", "id": cell.pk, "status": cell.status, "html": render_cell(cell)})
         html = await sync_to_async(render_summary)(evaluation)
-        await _send(pk, {"type": "run.end", "html": html})
+        elapsed_ms = round((time.monotonic() - began) * 1000)
+        await _send(pk, {"type": "run.end", "html": html, "elapsed_ms": elapsed_ms})
 
 
 def _fail(cell_id: int) -> None:
@@ -123,21 +153,25 @@ def _end_queued(cell_ids: list[int]) -> list[Cell]:
     return cells
 
 
-def _prepare(evaluation: Evaluation, cell_id: int):
+def _prepare(evaluation: Evaluation, cell_id: int, send_empty: bool):
     cell = Cell.objects.select_related("case", "variant", "variant__prompt").get(pk=cell_id)
     model = services.catalog_model(evaluation, cell.variant.model)
     prompt = services.prompt_of(cell.variant, evaluation.latest_prompt())
-    return cell, services.build_request(cell.case, cell.variant, prompt, model)
+    return cell, services.build_request(cell.case, cell.variant, prompt, model, send_empty=send_empty)
 
 
-async def _cell(evaluation: Evaluation, cell_id: int) -> None:
+async def _cell(evaluation: Evaluation, cell_id: int, send_empty: bool = False) -> None:
     pk = evaluation.pk
-    cell, request = await sync_to_async(_prepare)(evaluation, cell_id)
+    cell, request = await sync_to_async(_prepare)(evaluation, cell_id, send_empty)
     if cell.status != Cell.QUEUED:
         return
     cell.output, cell.error, cell.grades = "", "", {}
     cell.prompt_tokens = cell.completion_tokens = cell.ttft_ms = cell.latency_ms = None
     cell.source = "live"
+    if request.skipped:
+        cell.status, cell.error = Cell.SKIPPED, request.error
+        await _save(pk, cell)
+        return
     if request.error or evaluation.connection is None:
         cell.status, cell.error = Cell.ERROR, request.error or "connection: this evaluation has no connection."
         await _save(pk, cell)
@@ -192,7 +226,44 @@ async def _cell(evaluation: Evaluation, cell_id: int) -> None:
         if ticket is not None:
             usage = {"prompt_tokens": cell.prompt_tokens, "completion_tokens": cell.completion_tokens}
             await asyncio.shield(ticket.asettle(usage=usage, status=cell.status, model=str(body.get("model") or "")))
+    if cell.status == Cell.DONE and "judge" in cell.variant.graders:
+        # After the cell's own pass is settled: the judge is a request of its own and may need the same slot.
+        cell.grades["judge"] = await _judge(evaluation, cell, request.body)
     await _save(pk, cell)
+
+
+async def _judge_again(evaluation: Evaluation, cell_id: int) -> None:
+    """A done cell judged by its variant's model grader, its answer kept as it is."""
+    cell, request = await sync_to_async(_prepare)(evaluation, cell_id, True)
+    if cell.status != Cell.DONE or "judge" not in cell.variant.graders or request.error:
+        return
+    cell.grades = {**(cell.grades or {}), "judge": await _judge(evaluation, cell, request.body)}
+    await _save(evaluation.pk, cell)
+
+
+async def _judge(evaluation: Evaluation, cell: Cell, asked: dict) -> dict:
+    """The model grader's verdict on a finished cell, with its own usage (charged like any request)."""
+    judge = cell.variant.graders["judge"]
+    prompt = "\n\n".join(str(m.get("content") or "") for m in asked.get("messages", []))
+    messages = graders.judge_messages(judge, prompt=prompt, answer=cell.output, expected=cell.case.expected)
+    body = {"model": judge["model"], "messages": messages, "temperature": 0}
+    verdict = {"pass": False, "detail": "", "of": graders.judge_key(judge), "model": judge["model"]}
+    try:
+        # A request of its own through the gate, like the cell's: checked, a slot waited for, charged to a team.
+        async with gate.opened(evaluation.connection, evaluation.owner_id, "chat", body=body, wait=True) as ticket:
+            result = await client.chat(ticket.endpoint, body)
+            usage = result.data.get("usage") if isinstance(result.data.get("usage"), dict) else {}
+            await ticket.asettle(usage=usage, model=judge["model"])
+    except UpstreamError as exc:
+        return {**verdict, "detail": f"the judge model failed: {exc.title}: {exc.message}"}
+    choices = result.data.get("choices") or [{}]
+    reply = ((choices[0] or {}).get("message") or {}).get("content") or ""
+    return {
+        **verdict,
+        **graders.read_verdict(judge, reply),
+        "prompt_tokens": usage.get("prompt_tokens"),
+        "completion_tokens": usage.get("completion_tokens"),
+    }
 
 
 async def _save(pk: int, cell: Cell) -> None:

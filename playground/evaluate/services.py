@@ -42,10 +42,26 @@ def ensure_cells(evaluation: Evaluation) -> None:
     )
 
 
-def _add_columns(evaluation: Evaluation, names: list[str]) -> None:
-    columns = list(evaluation.columns)
-    columns += [name for name in names if name not in columns]
+def sync_columns(evaluation: Evaluation, imported: list[str] = ()) -> None:
+    """The table's columns follow the template: a column stays while the template uses it or a row fills it (or
+    it was just imported), in the order it came. A column neither used nor filled (the starting `question`, say)
+    goes, from the cases too."""
+    prompts = [evaluation.latest_prompt(), *(v.prompt for v in evaluation.variants.select_related("prompt"))]
+    used = templating.variables(*(text for p in prompts if p for text in (p.system, p.user)))
+    cases = list(evaluation.cases.all())
+    filled = {name for case in cases for name, value in case.values.items() if value != ""}
+    columns: list[str] = []
+    for name in [*evaluation.columns, *used, *imported]:
+        if name not in columns and (name in used or name in filled or name in imported):
+            columns.append(name)
     evaluation.columns = columns
+    changed = []
+    for case in cases:
+        kept = {name: value for name, value in case.values.items() if name in columns or value != ""}
+        if kept != case.values:
+            case.values = kept
+            changed.append(case)
+    TestCase.objects.bulk_update(changed, ["values"], batch_size=500)
 
 
 @transaction.atomic
@@ -57,7 +73,7 @@ def save_prompt(evaluation: Evaluation, *, system: str, user: str) -> PromptVers
     version = PromptVersion.objects.create(
         evaluation=evaluation, number=(latest.number + 1 if latest else 1), system=system, user=user
     )
-    _add_columns(evaluation, templating.variables(system, user))
+    sync_columns(evaluation)
     evaluation.save(update_fields=["columns", "updated"])
     return version
 
@@ -94,7 +110,7 @@ def import_cases(evaluation: Evaluation, parsed: Parsed, *, append: bool) -> int
             for i, row in enumerate(parsed.rows)
         ]
     )
-    _add_columns(evaluation, parsed.columns)
+    sync_columns(evaluation, parsed.columns)
     evaluation.save(update_fields=["columns", "updated"])
     ensure_cells(evaluation)
     return len(parsed.rows)
@@ -122,6 +138,8 @@ def save_typed_cases(evaluation: Evaluation, data) -> list[str]:
         if expected is not None:
             case.expected = expected
     TestCase.objects.bulk_update(cases, ["values", "expected"])
+    sync_columns(evaluation)
+    evaluation.save(update_fields=["columns", "updated"])
     regrade(evaluation)
     return []
 
@@ -172,7 +190,7 @@ def regrade(evaluation: Evaluation, variant: Variant | None = None) -> None:
         cells = cells.filter(variant=variant)
     changed = []
     for cell in cells:
-        cell.grades = graders.grade(cell.output, cell.case.expected, cell.variant.graders)
+        cell.grades = graders.grade(cell.output, cell.case.expected, cell.variant.graders, cell.grades)
         changed.append(cell)
     Cell.objects.bulk_update(changed, ["grades"], batch_size=500)
 
@@ -184,10 +202,31 @@ def regrade(evaluation: Evaluation, variant: Variant | None = None) -> None:
 class Request:
     body: dict
     error: str = ""
+    skipped: bool = False  # a row with an empty value, not sent unless the run says so
+
+
+def empty_values(case: TestCase, names: list[str]) -> list[str]:
+    """The variables of `names` this row leaves empty (or has no value for)."""
+    return [name for name in names if str(case.values.get(name, "")).strip() == ""]
+
+
+def gaps(evaluation: Evaluation, names: list[str]) -> list[tuple[int, list[str]]]:
+    """(row number, the empty variables) of every row that leaves one of `names` empty."""
+    found = []
+    for case in evaluation.cases.all():
+        empty = empty_values(case, names)
+        if empty:
+            found.append((case.position + 1, empty))
+    return found
 
 
 def build_request(
-    case: TestCase, variant: Variant, prompt: PromptVersion | None, model: CatalogModel | None
+    case: TestCase,
+    variant: Variant,
+    prompt: PromptVersion | None,
+    model: CatalogModel | None,
+    *,
+    send_empty: bool = False,
 ) -> Request:
     """The chat request of one cell, or the reason it cannot be sent (naming the row, the field and the limit)."""
     where = f"row {case.position + 1}, variant {variant.label}"
@@ -195,8 +234,13 @@ def build_request(
         return Request({}, f"{where}: the evaluation has no prompt yet.")
     if not variant.model:
         return Request({}, f"{where}: model: choose a model for this variant.")
-    system, missing_system = templating.render(prompt.system, case.values)
-    user, missing_user = templating.render(prompt.user, case.values)
+    empty = empty_values(case, templating.variables(prompt.system, prompt.user))
+    if empty and not send_empty:
+        names = ", ".join("{{" + name + "}}" for name in empty)
+        return Request({}, f"Skipped: row {case.position + 1} has no value for {names}.", skipped=True)
+    values = {**dict.fromkeys(empty, ""), **case.values}
+    system, missing_system = templating.render(prompt.system, values)
+    user, missing_user = templating.render(prompt.user, values)
     missing = [*missing_system, *(m for m in missing_user if m not in missing_system)]
     if missing:
         return Request({}, f"{where}: no value for {', '.join('{{' + m + '}}' for m in missing)}.")
@@ -235,6 +279,7 @@ class Summary:
     latency: float | None = None
     ttft: float | None = None
     tokens: float | None = None
+    judge_tokens: int = 0  # what the model grader used, over every cell
 
     @property
     def score(self) -> str:
@@ -244,6 +289,11 @@ class Summary:
 def _mean(values: list) -> float | None:
     values = [v for v in values if v is not None]
     return sum(values) / len(values) if values else None
+
+
+def _judge_tokens(cell: Cell) -> int:
+    judge = (cell.grades or {}).get("judge") or {}
+    return (judge.get("prompt_tokens") or 0) + (judge.get("completion_tokens") or 0)
 
 
 def summaries(variants: list[Variant], cells: list[Cell]) -> list[Summary]:
@@ -267,6 +317,7 @@ def summaries(variants: list[Variant], cells: list[Cell]) -> list[Summary]:
                 latency=_mean([c.latency_ms for c in done]),
                 ttft=_mean([c.ttft_ms for c in done]),
                 tokens=_mean([c.tokens for c in done]),
+                judge_tokens=sum(_judge_tokens(c) for c in own),
             )
         )
     return result

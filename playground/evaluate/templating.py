@@ -5,6 +5,7 @@ import re
 NAME = r"[A-Za-z_][A-Za-z0-9_]{0,63}"
 TOKEN = re.compile(r"\\\{\{|\{\{\s*(" + NAME + r")\s*\}\}")
 NAME_RE = re.compile(r"^" + NAME + r"$")
+OPEN = re.compile(r"\\\{\{|\{\{")  # an escape, or the start of a variable
 MAX_TEMPLATE = 100_000
 
 
@@ -46,3 +47,30 @@ def segments(text: str) -> list[tuple[str, str]]:
     if at < len(text or ""):
         pieces.append(("text", text[at:]))
     return pieces
+
+
+def _where(text: str, at: int) -> str:
+    line = text.count("\n", 0, at) + 1
+    column = at - (text.rfind("\n", 0, at) + 1) + 1
+    return f"line {line}, column {column}"
+
+
+def syntax_errors(text: str, label: str) -> list[str]:
+    """Each `{{` that does not open a well-formed `{{name}}`, in words with its line and column."""
+    errors = []
+    text = text or ""
+    for match in OPEN.finditer(text):
+        if match.group(0) != "{{" or TOKEN.match(text, match.start()):
+            continue
+        rest = text[match.end() :]
+        close = rest.find("}}")
+        reopened = rest.find("{{")
+        where = f"{label}, {_where(text, match.start())}"
+        if close < 0 or 0 <= reopened < close:
+            errors.append(f"{where}: “{{{{” is not closed by “}}}}” (write \\{{{{ for two literal braces).")
+        else:
+            inside = rest[:close].strip()
+            errors.append(
+                f"{where}: “{{{{{inside}}}}}” is not a variable name (letters, digits and _, starting with a letter)."
+            )
+    return errors

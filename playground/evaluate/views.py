@@ -26,10 +26,18 @@ from playground.evaluate.models import MAX_CASES, MAX_VARIANTS, Evaluation, get_
 from playground.upstream.errors import UpstreamError
 
 ROWS_PER_PAGE = 50
+GAPS_SHOWN = 10
+
+
+EDITOR_ANCHORS = ("template", "variants", "cases")
 
 
 def _back(evaluation: Evaluation, anchor: str = ""):
-    return redirect(reverse("evaluate:detail", args=[evaluation.pk]) + (f"#{anchor}" if anchor else ""))
+    """The evaluation's page: the editor after an edit of the template, variants or cases; the grid otherwise."""
+    url = reverse("evaluate:detail", args=[evaluation.pk])
+    if anchor in EDITOR_ANCHORS:
+        url += "?view=editor"
+    return redirect(url + (f"#{anchor}" if anchor else ""))
 
 
 @require_GET
@@ -67,13 +75,17 @@ def _variant_panels(evaluation, variants, models, posted=None):
             stored = {f"{prefix}-{name}": value for name, value in variant.params.items()}
             params = variant_params_form(by_id.get(variant.model), stored, prefix)
             params.is_valid()
-            grader_form = graders.GradersForm(initial=graders.initial_of(variant.graders), prefix=f"g{variant.pk}")
+            grader_form = graders.GradersForm(
+                initial=graders.initial_of(variant.graders), prefix=f"g{variant.pk}", models=list(by_id)
+            )
         panels.append({"variant": variant, "form": form, "params": params, "graders": grader_form})
     return panels
 
 
 def _page(request, evaluation, *, prompt_form=None, import_errors=None, posted=None, status=200, **extra):
     latest = evaluation.latest_prompt()
+    # The compact grid is the default; the long form is the editor (and shows what an edit got wrong).
+    editing = request.GET.get("view") == "editor" or bool(prompt_form or import_errors or posted)
     # Django renders ~4,000 cells in seconds: the grid and the table show one page of rows at a time.
     pages = Paginator(evaluation.cases.all(), ROWS_PER_PAGE)
     page = pages.get_page(request.GET.get("page"))
@@ -83,15 +95,20 @@ def _page(request, evaluation, *, prompt_form=None, import_errors=None, posted=N
     system = prompt_form["system"].value() or ""
     user = prompt_form["user"].value() or ""
     used = templating.variables(system, user)
-    missing = sorted({name for name in used for case, _ in rows if name not in case.values or case.values[name] == ""})
+    gaps = services.gaps(evaluation, used)
+    missing = sorted({name for _, names in gaps for name in names})
     context = {
         "evaluation": evaluation,
+        "view": "editor" if editing else "grid",
         "prompt_form": prompt_form,
         "versions": list(evaluation.prompts.all()),
         "latest": latest,
         "used": used,
         "unknown": [name for name in used if name not in evaluation.columns],
         "missing": missing,
+        "gaps": gaps[:GAPS_SHOWN],
+        "more_gaps": max(0, len(gaps) - GAPS_SHOWN),
+        "gap_count": len(gaps),
         "system_segments": templating.segments(system),
         "user_segments": templating.segments(user),
         "variants": variants,
@@ -108,6 +125,7 @@ def _page(request, evaluation, *, prompt_form=None, import_errors=None, posted=N
         "concurrency": DEFAULT_CONCURRENCY,
         "max_concurrency": MAX_CONCURRENCY,
         "no_models": not models,
+        "judged": any("judge" in v.graders for v in variants),
         **extra,
     }
     return render(request, "evaluate/detail.html", context, status=status)
@@ -211,7 +229,7 @@ def save_variant(request, pk, variant_pk):
     form = VariantForm(request.POST, evaluation=evaluation, models=list(models), prefix=f"v{variant.pk}")
     model = models.get(request.POST.get(f"v{variant.pk}-model"))
     params = variant_params_form(model, request.POST, f"p{variant.pk}")
-    grader_form = graders.GradersForm(request.POST, prefix=f"g{variant.pk}")
+    grader_form = graders.GradersForm(request.POST, prefix=f"g{variant.pk}", models=list(models))
     valid = [form.is_valid(), params.is_valid(), grader_form.is_valid()]
     if not all(valid):
         return _page(request, evaluation, posted=(variant.pk, form, params, grader_form))

@@ -72,6 +72,53 @@
     toggle.textContent = showRaw ? "rendered" : "raw";
   });
 
+  // -- the compact grid: arrow keys move between cells (one tab stop), Enter or a click opens the whole answer
+
+  var grid = root.querySelector("[data-grid]");
+
+  function cellAt(row, column) {
+    var cells = row ? row.querySelectorAll("td.gcell") : [];
+    return cells[Math.min(column, cells.length - 1)] || null;
+  }
+
+  function moveTo(from, to) {
+    if (!to) { return; }
+    from.tabIndex = -1;
+    to.tabIndex = 0;
+    to.focus();
+  }
+
+  function toggle(td) {
+    var open = td.classList.toggle("is-expanded");
+    td.dataset.expanded = open ? "true" : "false";
+  }
+
+  if (grid) {
+    grid.addEventListener("keydown", function (event) {
+      var td = event.target;
+      if (!td.matches || !td.matches("td.gcell")) { return; }
+      var row = td.parentElement;
+      var column = Array.prototype.indexOf.call(row.querySelectorAll("td.gcell"), td);
+      var target = null;
+      if (event.key === "ArrowRight") { target = cellAt(row, column + 1); }
+      else if (event.key === "ArrowLeft") { target = column > 0 ? cellAt(row, column - 1) : null; }
+      else if (event.key === "ArrowDown") { target = cellAt(row.nextElementSibling, column); }
+      else if (event.key === "ArrowUp") { target = cellAt(row.previousElementSibling, column); }
+      else if (event.key === "Enter" || event.key === " ") { event.preventDefault(); toggle(td); return; }
+      else { return; }
+      event.preventDefault();
+      moveTo(td, target);
+    });
+    grid.addEventListener("click", function (event) {
+      var td = event.target.closest("td.gcell");
+      if (!td || event.target.closest("button, a, input, textarea, select, form, pre.raw")) { return; }
+      var current = grid.querySelector('td.gcell[tabindex="0"]');
+      if (current && current !== td) { current.tabIndex = -1; }
+      td.tabIndex = 0;
+      toggle(td);
+    });
+  }
+
   // -- the live run
 
   var status = document.getElementById("run-status");
@@ -98,10 +145,23 @@
 
   var counts = { total: 0, ended: 0 };
 
+  function seconds(ms) {
+    return ms < 1000 ? ms + " ms" : (ms / 1000).toFixed(1) + " s";
+  }
+
   function onMessage(event) {
     var data = JSON.parse(event.data);
     if (data.type === "start") {
       counts = { total: data.cells.length, ended: 0 };
+      // A cell waiting its turn shows "queued", not the badge of the run before.
+      (data.judging ? [] : data.cells).forEach(function (id) {
+        var cell = document.getElementById("cell-" + id);
+        if (!cell) { return; }
+        cell.dataset.status = "queued";
+        cell.className = cell.className.replace(/\bcell-\w+\b/, "cell-queued");
+        var badge = cell.querySelector(".cell-head .badge");
+        if (badge) { badge.textContent = "queued"; badge.className = "badge badge-accent"; }
+      });
       say("Running " + counts.total + " cell" + (counts.total === 1 ? "" : "s") + ", " + data.concurrency + " at a time…");
     } else if (data.type === "delta") {
       var cell = document.getElementById("cell-" + data.id);
@@ -113,13 +173,16 @@
       }
     } else if (data.type === "cell") {
       replace("cell-" + data.id, data.html);
-      if (["done", "error", "stopped"].indexOf(data.status) >= 0) {
+      if (["done", "error", "stopped", "skipped"].indexOf(data.status) >= 0 && counts.ended < counts.total) {
         counts.ended += 1;
         if (counts.total) { say(counts.ended + " of " + counts.total + " cells finished…"); }
       }
     } else if (data.type === "summary" || data.type === "end") {
       replace("summary-row", data.html);
-      if (data.type === "end") { say("Run finished: " + counts.ended + " of " + counts.total + " cells."); root.dataset.runState = "ended"; }
+      if (data.type === "end") {
+        say("Run finished: " + counts.ended + " of " + counts.total + " cells in " + seconds(data.elapsed_ms) + ".");
+        root.dataset.runState = "ended";
+      }
     } else if (data.type === "error") {
       say(data.message, true);
     }
@@ -150,7 +213,11 @@
     if (run) {
       var concurrency = parseInt(document.getElementById("concurrency").value, 10);
       root.dataset.runState = "running";
-      send({ type: "run", scope: run.dataset.run, target: run.dataset.target || 0, concurrency: isNaN(concurrency) ? 4 : concurrency });
+      var sendEmpty = document.getElementById("send-empty");
+      send({
+        type: "run", scope: run.dataset.run, target: run.dataset.target || 0,
+        concurrency: isNaN(concurrency) ? 4 : concurrency, send_empty: Boolean(sendEmpty && sendEmpty.checked)
+      });
       say("Starting…");
       return;
     }

@@ -7,6 +7,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
+from playground.chat.models import Message
 from tests.browser.conftest import orm
 from tests.browser.test_chat import DONE, send
 
@@ -61,11 +62,12 @@ def test_compare_three_columns_streaming_at_once(open_chat):
     os.makedirs(SHOTS, exist_ok=True)
     page = open_chat()
     page.get_by_role("textbox", name="Message").fill("Write 400 words about tides")
-    page.locator("#compare-setup summary").click()
+    page.locator("#compare-setup > summary").click()
     page.get_by_label("Model of column 1").select_option("local/chat")
     page.get_by_label("Model of column 2").select_option("local/reasoner")
     page.get_by_label("Model of column 3").select_option("local/chat")
-    page.get_by_label("Parameters of column 3 (JSON)").fill('{"temperature": 0.2}')
+    page.get_by_text("Parameters of column 3").click()  # the panel's own fields, not typed JSON
+    page.locator("#id_c3-temperature").fill("0.2")
     page.locator("#compare-button").click()
 
     columns = page.locator(".compare-grid article[data-role='assistant']")
@@ -94,6 +96,10 @@ def test_compare_three_columns_streaming_at_once(open_chat):
         expect(meta).to_contain_text("TTFT")
         expect(meta).to_contain_text("completion")
     expect(columns.nth(1).locator(".message-model")).to_have_text("local/reasoner")
+    answers = orm(
+        lambda: list(Message.objects.filter(role="assistant").order_by("pk").values_list("params", flat=True))
+    )
+    assert [a.get("temperature") for a in answers[-3:]][2] == 0.2 and answers[-3].get("temperature") != 0.2
     shot(page, "compare-done-desktop")
     page.set_viewport_size({"width": 390, "height": 844})
     # At 390 px the grid scrolls sideways inside itself; the page does not.

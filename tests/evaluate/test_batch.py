@@ -94,7 +94,7 @@ def test_cells_that_cannot_be_sent_stop_the_batch_before_anything_is_uploaded(al
     evaluation = make_evaluation(alice, rows=2, user="{{question}} {{missing}}")
     page = alice_http.post(f"/evaluate/{evaluation.pk}/batch/")
     assert "Some cells cannot be sent" in page.text
-    assert "row 1, variant A: no value for {{missing}}." in page.text.replace("&#x27;", "'")
+    assert "Skipped: row 1 has no value for {{missing}}." in page.text.replace("&#x27;", "'")
     evaluation.refresh_from_db()
     assert evaluation.batch is None
 

@@ -102,7 +102,7 @@ async def test_cells_that_cannot_be_sent_say_why_and_the_others_still_run(live_s
 
     def prepare():
         cases = list(TestCase.objects.filter(evaluation=evaluation))
-        cases[0].values = {"question": "hi [say:fine]", "extra": ""}
+        cases[0].values = {"question": "hi [say:fine]", "extra": "e"}
         cases[1].values = {"question": "x" * 20000, "extra": "y"}
         cases[2].values = {"question": "no extra"}
         TestCase.objects.bulk_update(cases, ["values"])
@@ -114,12 +114,12 @@ async def test_cells_that_cannot_be_sent_say_why_and_the_others_still_run(live_s
     await finished(evaluation.pk)
     await ws.disconnect()
     cells = await sync_to_async(list)(Cell.objects.filter(evaluation=evaluation).order_by("case__position"))
-    assert [c.status for c in cells] == ["done", "error", "error"]
+    assert [c.status for c in cells] == ["done", "error", "skipped"]
     assert cells[0].output.startswith("fine")
     assert cells[1].error == (
         "row 2, variant A: the prompt is about 40008 tokens, over the context window of 32768 tokens of local/chat."
     )
-    assert cells[2].error == "row 3, variant A: no value for {{extra}}."
+    assert cells[2].error == "Skipped: row 3 has no value for {{extra}}."
 
 
 async def test_bad_run_requests_are_answered_in_words(live_server, alice, catalog):

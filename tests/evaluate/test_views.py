@@ -41,7 +41,7 @@ def test_saving_the_prompt_keeps_versions_and_the_diff_shows_the_change(alice_cl
     assert [p.number for p in evaluation.prompts.all()] == [1, 2, 3]
     evaluation.refresh_from_db()
     assert evaluation.columns == ["question", "country"]
-    page = alice_client.get(f"/evaluate/{evaluation.pk}/")
+    page = alice_client.get(f"/evaluate/{evaluation.pk}/?view=editor")
     # The variable is highlighted and flagged: no row has a value for it yet.
     assert '<mark class="var">{{country}}</mark>' in page.text
     assert 'data-variable="country">country · empty in some rows' in page.text
@@ -112,7 +112,7 @@ def test_variants_take_the_chat_parameter_panel_and_graders_with_errors_by_name(
     evaluation = make_evaluation(alice, variants=1)
     variant = evaluation.variants.get()
     url = f"/evaluate/{evaluation.pk}/variants/{variant.pk}/"
-    page = alice_client.get(f"/evaluate/{evaluation.pk}/")
+    page = alice_client.get(f"/evaluate/{evaluation.pk}/?view=editor")
     assert f'name="p{variant.pk}-temperature"' in page.text and f'name="p{variant.pk}-max_tokens"' in page.text
     post = {f"v{variant.pk}-model": variant.model, f"v{variant.pk}-prompt": "", f"p{variant.pk}-temperature": "5"}
     page = alice_client.post(url, {**post, f"g{variant.pk}-regex": "("})

@@ -10,22 +10,47 @@ import json
 import uuid
 
 from asgiref.sync import sync_to_async
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from playground.catalog.params import CHAT_PARAMS, params_form
 from playground.chat import branches
+from playground.chat.forms import MAX_ATTACHMENTS, apply_attachment_options, clean_attachments
 from playground.chat.models import Conversation, Message
 from playground.chat.services.branches import Refused, content_of, message_of, own
 from playground.chat.services.limits import check_capacity, limits_of
 from playground.chat.services.request import build_request, chat_models, connection_for, pick_model
-from playground.chat.services.turns import Turn, launcher, start_turn
+from playground.chat.services.turns import Turn, launcher, save_attachments, start_turn, store_uploads
 from playground.connections import gate
 
 MAX_COLUMNS = 4
+# A column's parameters are the panel's own fields (catalog/params.py), less the two a column cannot change.
+COLUMN_PARAMS = [param for param in CHAT_PARAMS if param.name not in ("stream", "n")]
+
+
+def fields_of(get, index: int) -> dict:
+    """The panel fields a form or a socket frame posted for column `index` (`c<index>-<name>`), set ones only."""
+    fields = {}
+    for param in COLUMN_PARAMS:
+        value = get(f"c{index}-{param.name}")
+        if isinstance(value, str) and value.strip():
+            fields[param.name] = value
+    return fields
+
+
+def column_params(model, fields: dict, index: int) -> dict:
+    """A column's fields checked against its model's bounds, as request values; Refused names the field."""
+    form = params_form(model, COLUMN_PARAMS, fields, placeholders=True)
+    if not form.is_valid():
+        problems = " ".join(str(error) for errors in form.errors.values() for error in errors)
+        raise Refused(f"columns[{index}]: {problems}")
+    return form.request_values()
 
 
 def columns_of(args: dict) -> list[dict]:
-    """The columns as [{"model": id, "params": {...}}], 2 to 4 of them; params may come as JSON text."""
+    """The columns as [{"model": id, "params": {...}, "fields": {...}}], 2 to 4 of them: `fields` are the panel's
+    raw values (checked against the column's model when it is known); `params` may also come as JSON text."""
     columns = args.get("columns")
     if not isinstance(columns, list) or not 2 <= len(columns) <= MAX_COLUMNS:
         raise Refused(f"columns: choose 2 to {MAX_COLUMNS} models to compare.")
@@ -43,11 +68,14 @@ def columns_of(args: dict) -> list[dict]:
                 raise Refused(f"columns[{index}].params: not valid JSON ({exc}).") from None
         if not isinstance(params, dict):
             raise Refused(f'columns[{index}].params: expected a JSON object such as {{"temperature": 0.2}}.')
-        cleaned.append({"model": model.strip(), "params": params})
+        fields = column.get("fields") or {}
+        if not isinstance(fields, dict):
+            raise Refused(f"columns[{index}].fields: expected the panel's fields by name.")
+        cleaned.append({"model": model.strip(), "params": params, "fields": fields})
     return cleaned
 
 
-def _prepare(conversation: Conversation, content: str, columns: list[dict], launch) -> list[Turn]:
+def _prepare(conversation: Conversation, content: str, columns: list[dict], launch, uploads=()) -> list[Turn]:
     connection = connection_for(conversation)
     if connection is None:
         raise Refused("connection: add a connection (a provider's base URL and API key) first.")
@@ -62,6 +90,8 @@ def _prepare(conversation: Conversation, content: str, columns: list[dict], laun
         parent = path[-1].parent_id  # answer the last answer's question again
     else:
         raise Refused("content: write the question to compare the models on.")
+    if uploads and not content:
+        raise Refused("attachments: write the question they go with (asking the last question again sends its own).")
     history = [m for m in branches.ancestors(rows, parent) if m.status != Message.STREAMING]
 
     requests = []
@@ -69,9 +99,17 @@ def _prepare(conversation: Conversation, content: str, columns: list[dict], laun
         model = pick_model(models, column["model"])
         if model is None:
             raise Refused(f"columns[{index}].model: {column['model']} is not a chat model of this connection.")
-        params = {**conversation.params, **column["params"]}
+        chosen = column_params(model, column.get("fields") or {}, index)
+        params = {**conversation.params, **column["params"], **chosen}
+        # Each column gets the composer's attachments its model takes; build_request leaves the others out.
         request = build_request(
-            conversation, model, history, next_user=content or None, params=params, connection=connection
+            conversation,
+            model,
+            history,
+            next_user=content or None,
+            next_attachments=list(uploads),
+            params=params,
+            connection=connection,
         )
         if request.errors:
             raise Refused(f"columns[{index}]: {' '.join(request.errors)}")
@@ -91,10 +129,12 @@ def _prepare(conversation: Conversation, content: str, columns: list[dict], laun
         raise
     group = uuid.uuid4().hex
     try:
+        stored = store_uploads(conversation, list(uploads)) if content else []
         with transaction.atomic():
             user_message = None
             if content:
                 user_message = branches.add(conversation, parent, role="user", content=content)
+                save_attachments(user_message, list(uploads), stored)
                 conversation.title_from(content)
                 parent = user_message.pk
             conversation.save()
@@ -133,13 +173,15 @@ def _prepare(conversation: Conversation, content: str, columns: list[dict], laun
 
 
 async def start(conversation: Conversation, user, args: dict) -> list[Turn]:
-    """Start a comparison: `content` (a new question; empty: the thread's last question again) and `columns`."""
+    """Start a comparison: `content` (a new question; empty: the thread's last question again), `columns`, and
+    `attachments` (the composer's files, cleaned: chat.forms.clean_attachments) sent to each column that takes them."""
     own(conversation, user)
     content = content_of(args, required=False).strip()
     columns = columns_of(args)
     await sync_to_async(check_capacity)(user, len(columns))
     launch = launcher(asyncio.get_running_loop())
-    turns = await sync_to_async(_prepare)(conversation, content, columns, launch)
+    uploads = args.get("attachments") or []
+    turns = await sync_to_async(_prepare)(conversation, content, columns, launch, uploads)
     await asyncio.gather(*(start_turn(turn) for turn in turns))
     return turns
 
@@ -159,3 +201,45 @@ async def pick(conversation: Conversation, user, args: dict) -> Message:
     """Continue with this column: it becomes the thread's answer; the other columns stay as its siblings."""
     own(conversation, user)
     return await sync_to_async(_pick)(conversation, args)
+
+
+def left_out(turns: list[Turn]) -> str:
+    """In words, which columns do not get (some of) the attachments, and why."""
+    notes = []
+    for index, turn in enumerate(turns, 1):
+        for note in turn.request.notes:
+            if "attachment" in note:
+                notes.append(f"Column {index}: {note}")
+    return " ".join(notes)
+
+
+def clean_uploads(conversation: Conversation, columns: list[dict], files: list, options: str = "") -> list:
+    """The composer's files for a comparison: each must suit at least one column's model (the others are told it
+    is left out); a file no column takes, or over the limits, is refused naming it."""
+    if not files:
+        return []
+    if len(files) > MAX_ATTACHMENTS:
+        raise Refused(f"attachments: at most {MAX_ATTACHMENTS} files per message (got {len(files)}).")
+    connection = connection_for(conversation)
+    models = chat_models(connection) if connection else []
+    chosen = [pick_model(models, column.get("model", "")) for column in columns]
+    chosen = [model for model in dict.fromkeys(chosen) if model is not None]
+    uploads, errors = [], []
+    for upload in files:
+        problem = None
+        for model in chosen or [None]:
+            upload.seek(0)
+            try:
+                uploads.extend(clean_attachments([upload], model))
+                problem = None
+                break
+            except ValidationError as exc:
+                problem = problem or exc.messages[0]
+        if problem:
+            errors.append(problem)
+    if errors:
+        raise Refused(" ".join(errors))
+    try:
+        return apply_attachment_options(uploads, options)
+    except ValidationError as exc:
+        raise Refused(" ".join(exc.messages)) from None

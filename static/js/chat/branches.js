@@ -21,6 +21,7 @@
     if (input) input.value = "";
     var setup = document.getElementById("compare-setup");
     if (setup) setup.open = false;
+    document.dispatchEvent(new CustomEvent("chat:sent"));  // the composer's attachments went with it
   }
 
   document.addEventListener("htmx:afterRequest", function (event) {
@@ -85,6 +86,9 @@
     var form = event.target;
     var client = window.ChatClient;
     if (!form.matches || !form.matches("form[data-socket-action]") || !client || !client.request) return;
+    // Files go by the POST only: a comparison with the composer's attachments is not sent as a socket frame.
+    var files = document.getElementById("composer-files");
+    if (form.id === "compare-form" && files && files.files && files.files.length) return;
     if (!client.request(frameOf(form), function (reply) { answered(form, reply); })) return;
     event.preventDefault();
     form.classList.add("is-sending");

@@ -4,14 +4,15 @@ Pure Python, no Django. A request may carry a script (script.py: directives such
 user message, or the `X-Local-Script` header) stating exactly what the model answers. Without one, the model
 is honest about what it is (a local demo model) and reads the last user message for a few intents
 (canned.py): arithmetic, counting, quoting, summarising, lists, tables, code, long answers, function calls
-(tools.py), media descriptions (vision.py), with reasoning for thinking models (reasoning.py). The same
+(tools.py), media descriptions (vision.py), a grader's verdict on a judge prompt (judge.py), with reasoning for
+thinking models (reasoning.py). The same
 request (including seed) always gives the same answer; the seed, the sampling parameters and the choice index
 vary the wording.
 """
 
 import json
 
-from playground.localapi.engines.generator import canned, reasoning, tools, vision
+from playground.localapi.engines.generator import canned, judge, reasoning, tools, vision
 from playground.localapi.engines.generator.cache import PromptCache
 from playground.localapi.engines.generator.sampler import Sampler
 from playground.localapi.engines.generator.script import Script, ScriptError
@@ -26,6 +27,8 @@ def generate(request: Request, index: int = 0) -> Answer:
     script = request.script
     if script.say or script.think or script.calls:
         return _scripted(request, index)
+    if judge.is_judge_prompt(request):
+        return Answer(content=judge.verdict(request), chunks=script.chunks)
     answer = _canned(request, index)
     answer.chunks = script.chunks
     return answer
