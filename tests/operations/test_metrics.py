@@ -13,8 +13,8 @@ from django.urls import reverse
 from prometheus_client import REGISTRY
 
 from playground.chat.models import Message
+from playground.connections import gate
 from playground.connections.models import Connection
-from playground.teams import usage
 from playground.teams.models import Membership
 from tests.faults.conftest import CSRF, local_conversation, logged_in, wait_for
 from tests.teams.conftest import make_team_connection, team  # noqa: F401
@@ -45,7 +45,9 @@ def test_a_refused_budget_is_counted_by_kind(team, bob):  # noqa: F811
     connection = make_team_connection(team, team.memberships.get(role="owner").user)
     Membership.objects.filter(team=team, user=bob).update(monthly_token_budget=0)
     before = count("playground_budget_refusals_total", kind="rerank")
-    assert "budget" in usage.refusal(connection, bob, "rerank")
+    with pytest.raises(gate.Refused) as refused:
+        gate.open(connection, bob, "rerank", tokens=1)
+    assert refused.value.reason == "budget"
     assert count("playground_budget_refusals_total", kind="rerank") == before + 1
 
 

@@ -47,6 +47,11 @@ NOT_CALLING = {
         "accounts",
     ),
     "accounts:password_change_done": "accounts",
+    **dict.fromkeys(
+        ["sso:login", "sso:callback", "sso:logout"], "single sign-on: the identity provider, not a model provider"
+    ),
+    **dict.fromkeys(["operators:users", "operators:deactivate", "operators:reactivate"], "the administration page"),
+    **dict.fromkeys(["health-live", "health-ready", "metrics"], "probes and metrics read this server only"),
     "connections:index": "a list",
     "connections:create": "its catalog refresh uses only the key typed in the same request (through the gate)",
     "connections:edit": "saves; a changed host needs the key again (test_key_binding.py)",
