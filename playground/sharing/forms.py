@@ -1,20 +1,24 @@
 from django import forms
 
 from playground.sharing.models import EXPIRY_CHOICES, Share
-from playground.teams.models import Team
 
 
 class ShareForm(forms.Form):
     visibility = forms.ChoiceField(choices=Share.VISIBILITIES, initial=Share.ANYONE, widget=forms.RadioSelect)
     team = forms.ModelChoiceField(
-        queryset=Team.objects.none(), required=False, label="Team (for “Team members only”)", empty_label="—"
+        queryset=Share._meta.get_field("team").related_model.objects.none(),
+        required=False,
+        label="Team (for “Team members only”)",
+        empty_label="—",
     )
     expiry = forms.ChoiceField(choices=EXPIRY_CHOICES, initial="7d", label="Expires after")
     live = forms.BooleanField(required=False, label="Live: viewers follow new turns and answers as they stream")
 
     def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["team"].queryset = Team.objects.for_user(user) if user else Team.objects.none()
+        # The user's teams, read through the user (sharing never imports teams).
+        teams = self.fields["team"].queryset
+        self.fields["team"].queryset = teams.model.objects.for_user(user) if user else teams
         self.fields["team"].error_messages["invalid_choice"] = "team: choose one of your teams."
 
     def clean(self):

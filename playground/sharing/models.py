@@ -15,6 +15,8 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
+from playground.sharing import kinds
+
 log = logging.getLogger(__name__)
 
 # 24 random bytes: 192 bits, 32 URL-safe characters.
@@ -96,17 +98,11 @@ class Share(models.Model):
 
     @staticmethod
     def field_for(source) -> str:
-        return {
-            "Conversation": "conversation",
-            "RerankRun": "rerank_run",
-            "SpeechClip": "speech_clip",
-            "Batch": "batch",
-            "Evaluation": "evaluation",
-        }[type(source).__name__]
+        return kinds.of(source).field
 
     @property
     def source(self):
-        return self.conversation or self.rerank_run or self.speech_clip or self.batch or self.evaluation
+        return getattr(self, kinds.get(self.kind).field)
 
     @property
     def group(self) -> str:

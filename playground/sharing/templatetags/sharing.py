@@ -5,6 +5,7 @@ from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.html import format_html
 
+from playground.sharing import kinds
 from playground.sharing.models import Share, watching
 
 register = template.Library()
@@ -12,9 +13,7 @@ register = template.Library()
 
 @register.simple_tag
 def share_url(source) -> str:
-    kind = {"Conversation": "conversation", "RerankRun": "rerank", "SpeechClip": "speech", "Batch": "batch"}
-    kind["Evaluation"] = "evaluation"
-    return reverse("sharing:source", args=[kind[type(source).__name__], source.pk])
+    return reverse("sharing:source", args=[kinds.of(source).name, source.pk])
 
 
 @register.simple_tag

@@ -11,12 +11,12 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from playground import inputs
 from playground.chat import services as chat
+from playground.chat import share_live as live
 from playground.chat.models import Message
 from playground.chat.replay import Replay
 from playground.chat.services import fanout
 from playground.chat.services.fanout import LocalFollower
 from playground.lib.sockets import AccountSockets
-from playground.sharing import live
 from playground.sharing.models import WATCH_BEAT
 
 GONE = 4404

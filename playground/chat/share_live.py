@@ -1,6 +1,5 @@
 """Database and rendering helpers of the live-follow socket (kept out of the consumer, which only relays)."""
 
-import json
 from datetime import timedelta
 
 from django.template.loader import render_to_string
@@ -8,8 +7,7 @@ from django.utils import timezone
 
 from playground.chat import branches
 from playground.chat.models import Message
-from playground.chat.rendering import render_markdown
-from playground.sharing import freeze
+from playground.chat.sharing import conversation_messages, decorate
 from playground.sharing.models import WATCH_STALE, Share, Watcher
 
 
@@ -51,7 +49,7 @@ def render_after(share: Share, after: int, upto: int | None = None) -> list[tupl
     conversation = share.conversation
     # The selected path (a branch switched by the owner shows on the viewer's next load).
     messages = [m for m in branches.thread(conversation) if not upto or m.pk <= upto]
-    rows = freeze.conversation_messages(conversation, messages)
+    rows = conversation_messages(conversation, messages)
     frozen = set(share.files.values_list("key", flat=True))
     return [(row["id"], row["status"], render_row(row, frozen, share.token)) for row in rows if row["id"] > after]
 
@@ -62,10 +60,4 @@ def render_one(share: Share, message_id: int) -> str:
 
 
 def render_row(row: dict, frozen: set, token: str) -> str:
-    for item in row["attachments"]:
-        item["shared"] = item["key"] in frozen
-    if row.get("request") is not None:
-        row["request_json"] = json.dumps(row["request"], indent=2, ensure_ascii=False)
-    if row["role"] == "assistant":
-        row["html"] = render_markdown(row["content"])
-    return render_to_string("sharing/_message.html", {"message": row, "token": token})
+    return render_to_string("sharing/_message.html", {"message": decorate(row, frozen), "token": token})
