@@ -17,6 +17,7 @@ BATCH_ROWS = 1000  # a batch share shows at most this many requests
 class BatchKind(Kind):
     name, label, plural = "batch", "Batch", "Batches"
     model, field = "batches.Batch", "batch"
+    fork_words = ", its requests and results (nothing is sent again),"
 
     def get(self, request, pk):
         return get_batch(request, pk)

@@ -44,19 +44,19 @@ def message_for(conversation_id: int, message_id: int) -> Message | None:
     return Message.objects.filter(pk=message_id, conversation_id=conversation_id).first()
 
 
-def render_after(share: Share, after: int, upto: int | None = None) -> list[tuple[int, str, str]]:
-    """The messages after `after` (up to `upto`), rendered as a viewer sees them, with their requests."""
+def render_path(share: Share, upto: int | None = None) -> list[tuple[int, str, str]]:
+    """The selected path as the owner's tab shows it (without messages after `upto` not yet announced), each
+    message rendered as a viewer sees it, with its request."""
     conversation = share.conversation
-    # The selected path (a branch switched by the owner shows on the viewer's next load).
     messages = [m for m in branches.thread(conversation) if not upto or m.pk <= upto]
     rows = conversation_messages(conversation, messages)
     frozen = set(share.files.values_list("key", flat=True))
-    return [(row["id"], row["status"], render_row(row, frozen, share.token)) for row in rows if row["id"] > after]
+    return [(row["id"], row["status"], render_row(row, frozen, share.token)) for row in rows]
 
 
 def render_one(share: Share, message_id: int) -> str:
-    rendered = render_after(share, message_id - 1, message_id)
-    return rendered[-1][2] if rendered else ""
+    """One message as a viewer sees it; "" when it is not on the selected path (a branch switched away)."""
+    return next((html for pk, _, html in render_path(share, message_id) if pk == message_id), "")
 
 
 def render_row(row: dict, frozen: set, token: str) -> str:

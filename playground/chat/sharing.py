@@ -34,6 +34,7 @@ MESSAGE_FIELDS = [
 class ConversationKind(Kind):
     name, label, plural = "conversation", "Conversation", "Conversations"
     model, field = "chat.Conversation", "conversation"
+    fork_words = ", every message and file included,"
     live = True  # a team link to a conversation is always live: the library stays current
 
     def get(self, request, pk):

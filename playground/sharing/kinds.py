@@ -25,6 +25,7 @@ class Kind:
     library = True  # may be moved to a team library
     live = False  # its links may follow the source live
     forkable = True
+    fork_words = ""  # what a fork copies, after "A copy goes into your account": ", with its audio,"
 
     def get(self, request, pk: int):
         """The user's own item, or 404 for anyone else's."""

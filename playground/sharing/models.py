@@ -101,8 +101,12 @@ class Share(models.Model):
         return kinds.of(source).field
 
     @property
+    def declared_kind(self) -> "kinds.Kind":
+        return kinds.get(self.kind)
+
+    @property
     def source(self):
-        return getattr(self, kinds.get(self.kind).field)
+        return getattr(self, self.declared_kind.field)
 
     @property
     def group(self) -> str:

@@ -18,6 +18,7 @@ from playground.speech.models import SpeechClip, get_clip
 class SpeechKind(Kind):
     name, label, plural = "speech", "Speech clip", "Speech clips"
     model, field = "speech.SpeechClip", "speech_clip"
+    fork_words = ", with its audio,"
 
     def get(self, request, pk):
         return get_clip(request, pk)

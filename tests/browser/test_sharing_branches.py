@@ -1,0 +1,117 @@
+"""A live viewer on another process keeps the owner's thread through every branch operation (Chromium)."""
+
+import os
+
+import pytest
+from playwright.sync_api import expect
+
+from playground.chat import branches
+from playground.chat.models import Conversation, Message
+from playground.sharing.freeze import freeze
+from playground.sharing.models import Share
+from tests.browser.conftest import orm, orm_eventually
+from tests.conftest import free_port, start_server, stop_server
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.needs_local_api,
+    pytest.mark.skipif(
+        not os.environ.get("REDIS_URL") or "postgres" not in os.environ.get("DATABASE_URL", ""),
+        reason="needs REDIS_URL and DATABASE_URL on PostgreSQL: two daphne processes share a layer and a database",
+    ),
+]
+
+VIEWER_IDS = "() => Array.from(document.querySelectorAll('#share-thread .message'), n => Number(n.dataset.messageId))"
+
+
+@pytest.fixture
+def second_server(live_server, tmp_path):
+    port = free_port()
+    log = tmp_path / "second.log"
+    process = start_server(port, log)
+    yield f"127.0.0.1:{port}"
+    stop_server(process)
+    if os.environ.get("SHOW_SERVER_LOG"):
+        print(log.read_text(errors="replace"))
+
+
+def _conversation(open_chat) -> tuple[Conversation, list[Message]]:
+    page = open_chat()
+    conversation = orm(Conversation.objects.get)
+
+    def build():
+        rows = [
+            Message.objects.create(conversation=conversation, role=role, content=text, status=Message.COMPLETE)
+            for role, text in [("user", "Say hello"), ("assistant", "Hello!"), ("user", "Bye?"), ("assistant", "Bye!")]
+        ]
+        for row in branches.link_linear(rows):
+            row.save()
+        return rows
+
+    return page, conversation, orm(build)
+
+
+def test_a_live_viewer_on_another_process_keeps_the_owners_thread(open_chat, browser, second_server):
+    page, conversation, (u1, a1, u2, a2) = _conversation(open_chat)
+    share = orm(
+        lambda: Share.objects.create(
+            owner=conversation.owner, kind=Share.CONVERSATION, conversation=conversation, title="t", live=True
+        )
+    )
+    orm(freeze, share)
+    csrf = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
+
+    def owner(path: str, **form):
+        response = page.request.post(path, form=form, headers={"X-CSRFToken": csrf, "HX-Request": "true"})
+        assert response.status == 200, response.text()
+
+    def owners_thread() -> list[int]:
+        return [m.pk for m in branches.thread(Conversation.objects.get(pk=conversation.pk))]
+
+    def settled() -> list[int]:
+        """The owner's thread once no answer on it is still streaming."""
+        rows = orm_eventually(
+            lambda: branches.thread(Conversation.objects.get(pk=conversation.pk)),
+            lambda rows: all(m.status != Message.STREAMING for m in rows),
+            timeout=30,
+        )
+        return [m.pk for m in rows]
+
+    viewer_context = browser.new_context(base_url=f"http://{second_server}")
+    viewer_context.set_default_timeout(15_000)
+    try:
+        viewer = viewer_context.new_page()
+        viewer.goto(f"/s/{share.token}/")
+        viewer.wait_for_function("() => document.getElementById('share-thread').dataset.live === 'open'")
+        assert viewer.evaluate(VIEWER_IDS) == [u1.pk, a1.pk, u2.pk, a2.pk]
+
+        def viewer_shows(ids: list[int]) -> None:
+            viewer.wait_for_function(f"ids => JSON.stringify(({VIEWER_IDS})()) === JSON.stringify(ids)", arg=ids)
+
+        base = f"/c/{conversation.pk}/messages"
+        owner(f"{base}/{a1.pk}/regenerate/")  # the thread is [u1, a1'] now: u2 and a2 are on another branch
+        regenerated = settled()
+        assert regenerated[:1] == [u1.pk] and len(regenerated) == 2
+        viewer_shows(regenerated)
+        expect(viewer.locator(f"#message-{regenerated[1]}")).to_have_attribute("data-status", "complete")
+
+        owner(f"{base}/{a1.pk}/switch/")  # back to the first answer: u2 and a2 come back, in order
+        viewer_shows(orm(owners_thread))
+        assert viewer.evaluate(VIEWER_IDS) == [u1.pk, a1.pk, u2.pk, a2.pk]
+
+        owner(f"{base}/{u2.pk}/edit/", content="Farewell?")
+        edited = settled()
+        viewer_shows(edited)
+        expect(viewer.locator(f"#message-{edited[2]}")).to_contain_text("Farewell?")
+
+        owner(f"/c/{conversation.pk}/insert/", after=str(a1.pk), role="user", content="An aside")
+        inserted = orm(owners_thread)
+        assert len(inserted) == 5
+        viewer_shows(inserted)
+
+        owner(f"{base}/{inserted[2]}/delete/")
+        viewer_shows(orm(owners_thread))
+        assert viewer.evaluate(VIEWER_IDS) == edited
+    finally:
+        viewer_context.close()
