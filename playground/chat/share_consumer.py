@@ -165,6 +165,11 @@ class ShareConsumer(AccountSockets, LocalFollower, Replay, AsyncJsonWebsocketCon
         self.last_seq.pop(message_id, None)
         await self._send_final(message_id, event)
 
+    async def share_changed(self, event):
+        """The owner edited the link's settings: a viewer it no longer admits is closed out."""
+        if not await database_sync_to_async(live.still_open)(self.share.pk, self.scope.get("user")):
+            await self.share_revoked(event)
+
     async def share_updated(self, event):
         await self.send_json({"type": "updated"})
 

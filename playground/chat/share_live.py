@@ -20,11 +20,10 @@ def live_share(token: str, user) -> Share | None:
 
 
 def still_open(share_pk: int, user=None) -> bool:
-    """The link still exists and has not expired (a team link: and the viewer is still in the team)."""
+    """The link still exists, is live, has not expired and is still for this viewer (its owner may have edited its
+    visibility or team, or the viewer left the team)."""
     share = Share.objects.served().filter(pk=share_pk).first()
-    if share is not None and share.visibility == Share.TEAM:
-        return share.visible_to(user)
-    return share is not None and not share.expired
+    return share is not None and share.live and share.visible_to(user)
 
 
 def watch(share: Share, channel: str) -> None:

@@ -57,7 +57,7 @@ class ConversationKind(Kind):
         if share.live:
             # A live link shows the conversation as it is now; files added after the last update are not served.
             conversation = share.conversation
-            share.title = conversation.display_title
+            share.title = share.title if share.titled else conversation.display_title
             content = {**content, "messages": conversation_messages(conversation)}
             content["last_message"] = content["messages"][-1]["id"] if content["messages"] else 0
         frozen = set(share.files.values_list("key", flat=True))

@@ -1,6 +1,6 @@
 from django import forms
 
-from playground.sharing.models import EXPIRY_CHOICES, Share
+from playground.sharing.models import EXPIRY_CHOICES, KEEP, Share
 
 
 class ShareForm(forms.Form):
@@ -28,6 +28,22 @@ class ShareForm(forms.Form):
         if cleaned.get("visibility") != Share.TEAM:
             cleaned["team"] = None
         return cleaned
+
+
+class LinkForm(ShareForm):
+    """An existing link's settings, changed at the same URL."""
+
+    title = forms.CharField(max_length=200, label="Title")
+    field_order = ["title", "visibility", "team", "expiry", "live"]
+
+    def __init__(self, *args, share: Share, **kwargs):
+        super().__init__(*args, **kwargs)
+        expires = share.expires.strftime("%b %-d, %H:%M") if share.expires else "never"
+        state = "expired" if share.expired else f"expires {expires}"
+        self.fields["expiry"].choices = [(KEEP, f"Keep as it is ({state})"), *EXPIRY_CHOICES]
+        self.fields["expiry"].label = "Expires"
+        self.fields["title"].error_messages["max_length"] = "title: at most 200 characters."
+        self.fields["title"].error_messages["required"] = "title: write a title for the link."
 
 
 class ForkForm(forms.Form):

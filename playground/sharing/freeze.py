@@ -36,7 +36,8 @@ def freeze(share: Share) -> None:
     kind = kinds.get(share.kind)
     files: list[tuple[str, Path, str, str]] = []  # key, source path, name, content type
     content = kind.freeze(source, files)
-    share.title = kind.title(source)[:200]
+    if not share.titled:
+        share.title = kind.title(source)[:200]
     with transaction.atomic():
         share.files.all().delete()
         for key, path, name, content_type in files:

@@ -13,6 +13,7 @@ urlpatterns += [
     path("code/voice/", views.voice_code, name="voice-code"),
     path("code/<str:kind>/<int:pk>/", views.code, name="code"),
     path("shared/links/<int:pk>/update/", views.update, name="update"),
+    path("shared/links/<int:pk>/edit/", views.edit, name="edit"),
     path("shared/links/<int:pk>/revoke/", views.revoke, name="revoke"),
     re_path(rf"^s/(?P<token>{TOKEN_PATTERN})/?$", views.view, name="view"),
     re_path(rf"^s/(?P<token>{TOKEN_PATTERN})/files/(?P<key>[a-z0-9-]{{1,64}})$", views.shared_file, name="file"),

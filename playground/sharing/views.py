@@ -12,7 +12,7 @@ from playground.connections.models import Connection
 from playground.lib import downloads
 from playground.sharing import freeze as freezing
 from playground.sharing import kinds, snippets
-from playground.sharing.forms import ForkForm, ShareForm
+from playground.sharing.forms import ForkForm, LinkForm, ShareForm
 from playground.sharing.models import Share, get_public_share, get_share, tell_viewers
 
 # Share pages run under a stricter policy than the rest: nothing but our own scripts, styles, images and media.
@@ -41,7 +41,7 @@ def _private(response, policy: str = SHARE_POLICY):
 
 
 def _back(request, fallback: str) -> str:
-    target = request.POST.get("next") or ""
+    target = request.POST.get("next") or request.GET.get("next") or ""
     if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
         return target
     return fallback
@@ -52,7 +52,7 @@ def _back(request, fallback: str) -> str:
 
 @require_GET
 def index(request):
-    shares = Share.objects.for_user(request.user)
+    shares = Share.objects.for_user(request.user).listed()
     return render(request, "sharing/index.html", {"shares": shares})
 
 
@@ -86,7 +86,7 @@ def source(request, kind: str, pk: int):
         "title": declared.title(item),
         "form": form,
         "error": error,
-        "shares": Share.objects.for_user(request.user).for_source(item),
+        "shares": Share.objects.for_user(request.user).for_source(item).listed(),
         "back": declared.url(item),
     }
     return render(request, "sharing/source.html", context)
@@ -105,6 +105,27 @@ def update(request, pk: int):
         tell_viewers(share.group, "share.updated")
         messages.success(request, f"“{share.title}” updated: the link shows the content as it is now.")
     return redirect(_back(request, reverse("sharing:index")))
+
+
+@require_http_methods(["GET", "POST"])
+def edit(request, pk: int):
+    """Change a link's title, visibility, team, expiry and live at the same URL."""
+    share = get_share(request, pk)
+    initial = {"title": share.title, "visibility": share.visibility, "team": share.team_id, "live": share.live}
+    form = LinkForm(request.POST if request.method == "POST" else None, user=request.user, share=share, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        share.titled = share.titled or data["title"] != share.title
+        share.title = data["title"]
+        share.visibility, share.team = data["visibility"], data["team"]
+        share.set_expiry(data["expiry"])
+        share.live = share.declared_kind.live and (data["live"] or share.visibility == Share.TEAM)
+        share.save(update_fields=["title", "titled", "visibility", "team", "expires", "live"])
+        tell_viewers(share.group, "share.changed")  # a viewer the link no longer admits is closed out
+        messages.success(request, f"“{share.title}” saved: the link is the same, with its new settings.")
+        return redirect(_back(request, reverse("sharing:index")))
+    context = {"share": share, "form": form, "declared": share.declared_kind, "next": _back(request, "")}
+    return render(request, "sharing/edit.html", context)
 
 
 @require_POST
