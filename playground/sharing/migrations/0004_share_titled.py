@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('sharing', '0003_share_team_alter_share_visibility'),
+        ("sharing", "0003_share_team_alter_share_visibility"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='share',
-            name='titled',
-            field=models.BooleanField(default=False, help_text='The owner chose the title: an update keeps it.'),
+            model_name="share",
+            name="titled",
+            field=models.BooleanField(default=False, help_text="The owner chose the title: an update keeps it."),
         ),
     ]
