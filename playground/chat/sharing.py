@@ -6,6 +6,7 @@ from django.core.files.base import File
 from django.urls import path, reverse
 from django.utils.text import slugify
 
+from playground.catalog.params import set_params
 from playground.chat import branches, transfer
 from playground.chat import services as chat_services
 from playground.chat.models import Attachment, Conversation, Message, attachment_name, get_conversation
@@ -60,6 +61,7 @@ class ConversationKind(Kind):
             share.title = share.title if share.titled else conversation.display_title
             content = {**content, "messages": conversation_messages(conversation)}
             content["last_message"] = content["messages"][-1]["id"] if content["messages"] else 0
+        content["params"] = set_params(content["params"])
         frozen = set(share.files.values_list("key", flat=True))
         for message in content["messages"]:
             decorate(message, frozen)

@@ -5,6 +5,7 @@ from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.html import format_html
 
+from playground.catalog.params import set_params
 from playground.sharing import kinds
 from playground.sharing.models import Share, watching
 
@@ -63,5 +64,5 @@ def present_link(context, size: str = "") -> str:
 
 @register.inclusion_tag("sharing/_presenter_strip.html")
 def presenter_strip(conversation) -> dict:
-    params = {k: v for k, v in (conversation.params or {}).items() if k not in ("tools",) and v not in ("", None)}
+    params = {k: v for k, v in set_params(conversation.params).items() if k != "tools"}
     return {"conversation": conversation, "params": params}
