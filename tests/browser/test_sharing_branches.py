@@ -3,14 +3,18 @@
 import os
 
 import pytest
+from asgiref.sync import async_to_sync
 from playwright.sync_api import expect
 
+from playground.catalog.services import refresh_models
 from playground.chat import branches
 from playground.chat.models import Conversation, Message
 from playground.sharing.freeze import freeze
 from playground.sharing.models import Share
 from tests.browser.conftest import orm, orm_eventually
 from tests.conftest import free_port, start_server, stop_server
+from tests.fakeprovider import server as fake
+from tests.providers.conftest import fake_connection
 
 pytestmark = [
     pytest.mark.browser,
@@ -36,11 +40,13 @@ def second_server(live_server, tmp_path):
         print(log.read_text(errors="replace"))
 
 
-def _conversation(open_chat) -> tuple[Conversation, list[Message]]:
+def _conversation(open_chat, connection=None, model_id="local/chat"):
     page = open_chat()
     conversation = orm(Conversation.objects.get)
 
     def build():
+        if connection is not None:  # the independent fake provider answers the regenerate and the edit
+            Conversation.objects.filter(pk=conversation.pk).update(connection=connection, model_id=model_id)
         rows = [
             Message.objects.create(conversation=conversation, role=role, content=text, status=Message.COMPLETE)
             for role, text in [("user", "Say hello"), ("assistant", "Hello!"), ("user", "Bye?"), ("assistant", "Bye!")]
@@ -52,8 +58,25 @@ def _conversation(open_chat) -> tuple[Conversation, list[Message]]:
     return page, conversation, orm(build)
 
 
-def test_a_live_viewer_on_another_process_keeps_the_owners_thread(open_chat, browser, second_server):
-    page, conversation, (u1, a1, u2, a2) = _conversation(open_chat)
+def _fake(request, owner):
+    fake_openai = request.getfixturevalue("fake_openai")
+
+    def connect():
+        connection = fake_connection(owner, fake_openai)
+        message, ok = async_to_sync(refresh_models)(connection)
+        assert ok, message
+        return connection
+
+    return orm(connect)
+
+
+@pytest.mark.parametrize("provider", ["local", "fake"])
+def test_a_live_viewer_on_another_process_keeps_the_owners_thread(
+    request, provider, alice, open_chat, browser, second_server
+):
+    connection = _fake(request, alice) if provider == "fake" else None
+    model_id = fake.CHAT_MODEL if provider == "fake" else "local/chat"
+    page, conversation, (u1, a1, u2, a2) = _conversation(open_chat, connection, model_id)
     share = orm(
         lambda: Share.objects.create(
             owner=conversation.owner, kind=Share.CONVERSATION, conversation=conversation, title="t", live=True
@@ -113,5 +136,8 @@ def test_a_live_viewer_on_another_process_keeps_the_owners_thread(open_chat, bro
         owner(f"{base}/{inserted[2]}/delete/")
         viewer_shows(orm(owners_thread))
         assert viewer.evaluate(VIEWER_IDS) == edited
+        if provider == "fake":  # the regenerate and the edit's answer were the fake provider's
+            sent = request.getfixturevalue("fake_openai").state.requests
+            assert len([r for r in sent if r["path"].endswith("/chat/completions")]) == 2
     finally:
         viewer_context.close()
