@@ -1,4 +1,5 @@
-"""A live viewer on another process keeps the owner's thread through every branch operation (Chromium)."""
+"""A live viewer on another process keeps the owner's thread through every branch operation (Chromium): regenerate,
+switch, edit, insert, delete, compare and pick, against the local API and the independent fake provider."""
 
 import os
 
@@ -139,5 +140,18 @@ def test_a_live_viewer_on_another_process_keeps_the_owners_thread(
         if provider == "fake":  # the regenerate and the edit's answer were the fake provider's
             sent = request.getfixturevalue("fake_openai").state.requests
             assert len([r for r in sent if r["path"].endswith("/chat/completions")]) == 2
+
+        # Compare two columns (the first is on the thread), then continue with the second.
+        owner(f"/c/{conversation.pk}/compare/", content="Which is better?", model_1=model_id, model_2=model_id)
+        compared = settled()
+        viewer_shows(compared)
+        columns = orm(
+            lambda: list(Message.objects.filter(parent_id=compared[-2]).order_by("pk").values_list("pk", flat=True))
+        )
+        assert len(columns) == 2 and compared[-1] == columns[0]
+        owner(f"{base}/{columns[1]}/pick/")
+        picked = orm(owners_thread)
+        assert picked == [*compared[:-1], columns[1]]
+        viewer_shows(picked)
     finally:
         viewer_context.close()
