@@ -2,6 +2,5 @@
 
 from playground.chat.routing import websocket_urlpatterns as chat_routes
 from playground.evaluate.routing import websocket_urlpatterns as evaluate_routes
-from playground.sharing.routing import websocket_urlpatterns as sharing_routes
 
-websocket_urlpatterns = [*chat_routes, *sharing_routes, *evaluate_routes]
+websocket_urlpatterns = [*chat_routes, *evaluate_routes]

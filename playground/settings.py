@@ -82,6 +82,15 @@ INSTALLED_APPS = [
     "playground.operators",
 ]
 
+# What can be shared: each feature declares its kind in its own sharing.py (see playground/sharing/kinds.py).
+SHARE_KINDS = [
+    "playground.chat.sharing.ConversationKind",
+    "playground.rerank.sharing.RerankKind",
+    "playground.speech.sharing.SpeechKind",
+    "playground.batches.sharing.BatchKind",
+    "playground.evaluate.sharing.EvaluationKind",
+]
+
 MIDDLEWARE = [
     "playground.lib.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",

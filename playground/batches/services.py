@@ -72,6 +72,23 @@ async def submit(
     return batch
 
 
+async def resubmit(batch: Batch, user) -> Batch:
+    """A forked batch's requests sent again as a new batch on its connection (the forker's). Raises UpstreamError."""
+    bodies = [body for body in (batch.copy or {}).get("requests") or [] if isinstance(body, dict)]
+    lines = [
+        json.dumps({"custom_id": f"request-{n}", "method": "POST", "url": ENDPOINT, "body": body}, ensure_ascii=False)
+        for n, body in enumerate(bodies, start=1)
+    ]
+    return await submit(
+        user=user,
+        connection=batch.connection,
+        filename=batch.input_filename or "requests.jsonl",
+        content=("\n".join(lines) + "\n").encode(),
+        completion_window=str(batch.data.get("completion_window") or "24h"),
+        metadata=batch.metadata or {},
+    )
+
+
 def _first_model(content: bytes) -> str:
     """The model of the batch's first request (for the team's usage page)."""
     try:

@@ -10,6 +10,7 @@ urlpatterns = [
     path("metadata-row/", views.metadata_row, name="metadata-row"),
     path("<int:pk>/refresh/", views.refresh, name="refresh"),
     path("<int:pk>/cancel/", views.cancel, name="cancel"),
+    path("<int:pk>/resubmit/", views.resubmit, name="resubmit"),
     path("<int:pk>/results/", views.results, name="results"),
     path("<int:pk>/download/<str:kind>/", views.download, name="download"),
 ]

@@ -81,6 +81,21 @@ async def _row(request, pk, action) -> HttpResponse:
     return await sync_to_async(render)(request, "batches/index.html#batch-row", {"batch": batch, "row_error": shown})
 
 
+@require_POST
+async def resubmit(request, pk):
+    """Send a forked batch's requests again, as a new batch on the fork's connection."""
+    batch = await _batch(request, pk)
+    if batch.copy is None or not (batch.copy.get("requests") or []):
+        raise Http404("Only a forked batch with its requests is submitted again.")
+    try:
+        created = await services.resubmit(batch, await request.auser())
+    except UpstreamError as exc:
+        messages.error(request, f"{exc.title}: {exc.message} {exc.next_step}")
+    else:
+        messages.success(request, f"Batch {created.remote_id} created with {created.request_count} requests.")
+    return redirect("batches:index")
+
+
 @require_GET
 async def refresh(request, pk):
     return await _row(request, pk, services.refresh)

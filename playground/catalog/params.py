@@ -289,3 +289,8 @@ def params_for(model, params: list[Param]) -> list[Param]:
 
 def params_form(model, params: list[Param], data=None, initial=None, *, placeholders=False) -> ParamsForm:
     return ParamsForm(data, initial=initial, params=params_for(model, params), placeholders=placeholders)
+
+
+def set_params(params: dict | None) -> dict:
+    """Only the parameters that were set (as the request JSON sends them): no None, "", [] or {}."""
+    return {name: value for name, value in (params or {}).items() if value not in (None, "", [], {})}

@@ -1,23 +1,24 @@
 from django import forms
-from django.apps import apps
 
-from playground.sharing.models import EXPIRY_CHOICES, Share
-
-# Sharing does not import teams: the teams a user may share with are read by the model's name.
-Team = apps.get_model("teams", "Team")
+from playground.sharing.models import EXPIRY_CHOICES, KEEP, Share
 
 
 class ShareForm(forms.Form):
     visibility = forms.ChoiceField(choices=Share.VISIBILITIES, initial=Share.ANYONE, widget=forms.RadioSelect)
     team = forms.ModelChoiceField(
-        queryset=Team.objects.none(), required=False, label="Team (for “Team members only”)", empty_label="—"
+        queryset=Share._meta.get_field("team").related_model.objects.none(),
+        required=False,
+        label="Team (for “Team members only”)",
+        empty_label="—",
     )
     expiry = forms.ChoiceField(choices=EXPIRY_CHOICES, initial="7d", label="Expires after")
     live = forms.BooleanField(required=False, label="Live: viewers follow new turns and answers as they stream")
 
     def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["team"].queryset = Team.objects.for_user(user) if user else Team.objects.none()
+        # The user's teams, read through the user (sharing never imports teams).
+        teams = self.fields["team"].queryset
+        self.fields["team"].queryset = teams.model.objects.for_user(user) if user else teams
         self.fields["team"].error_messages["invalid_choice"] = "team: choose one of your teams."
 
     def clean(self):
@@ -27,6 +28,22 @@ class ShareForm(forms.Form):
         if cleaned.get("visibility") != Share.TEAM:
             cleaned["team"] = None
         return cleaned
+
+
+class LinkForm(ShareForm):
+    """An existing link's settings, changed at the same URL."""
+
+    title = forms.CharField(max_length=200, label="Title")
+    field_order = ["title", "visibility", "team", "expiry", "live"]
+
+    def __init__(self, *args, share: Share, **kwargs):
+        super().__init__(*args, **kwargs)
+        expires = share.expires.strftime("%b %-d, %H:%M") if share.expires else "never"
+        state = "expired" if share.expired else f"expires {expires}"
+        self.fields["expiry"].choices = [(KEEP, f"Keep as it is ({state})"), *EXPIRY_CHOICES]
+        self.fields["expiry"].label = "Expires"
+        self.fields["title"].error_messages["max_length"] = "title: at most 200 characters."
+        self.fields["title"].error_messages["required"] = "title: write a title for the link."
 
 
 class ForkForm(forms.Form):

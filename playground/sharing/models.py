@@ -16,6 +16,7 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from playground.lib import files
+from playground.sharing import kinds
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,7 @@ EXPIRIES = [
     ("never", "Never", None),
 ]
 EXPIRY_CHOICES = [(key, label) for key, label, _ in EXPIRIES]
+KEEP = "keep"  # an edited link's expiry as it is
 EXPIRY_DELTAS = {key: delta for key, _, delta in EXPIRIES}
 
 
@@ -41,6 +43,11 @@ def new_token() -> str:
 class ShareQuerySet(models.QuerySet):
     def for_user(self, user):
         return self.filter(owner=user)
+
+    def listed(self):
+        """With `watching_now`, the live viewers whose sockets are open (stale rows left out)."""
+        cutoff = timezone.now() - timedelta(seconds=WATCH_STALE)
+        return self.annotate(watching_now=models.Count("watchers", filter=models.Q(watchers__seen__gte=cutoff)))
 
     def for_source(self, source):
         return self.filter(**{Share.field_for(source): source})
@@ -77,6 +84,7 @@ class Share(models.Model):
     batch = models.ForeignKey("batches.Batch", null=True, on_delete=models.CASCADE, related_name="+")
     evaluation = models.ForeignKey("evaluate.Evaluation", null=True, on_delete=models.CASCADE, related_name="+")
     title = models.CharField(max_length=200)
+    titled = models.BooleanField(default=False, help_text="The owner chose the title: an update keeps it.")
     visibility = models.CharField(max_length=16, choices=VISIBILITIES, default=ANYONE)
     # With visibility "team": the team whose members (only) may open the link; its library lists it.
     team = models.ForeignKey("teams.Team", null=True, blank=True, on_delete=models.CASCADE, related_name="shares")
@@ -98,17 +106,15 @@ class Share(models.Model):
 
     @staticmethod
     def field_for(source) -> str:
-        return {
-            "Conversation": "conversation",
-            "RerankRun": "rerank_run",
-            "SpeechClip": "speech_clip",
-            "Batch": "batch",
-            "Evaluation": "evaluation",
-        }[type(source).__name__]
+        return kinds.of(source).field
+
+    @property
+    def declared_kind(self) -> "kinds.Kind":
+        return kinds.get(self.kind)
 
     @property
     def source(self):
-        return self.conversation or self.rerank_run or self.speech_clip or self.batch or self.evaluation
+        return getattr(self, self.declared_kind.field)
 
     @property
     def group(self) -> str:
@@ -119,6 +125,8 @@ class Share(models.Model):
         return self.expires is not None and self.expires <= timezone.now()
 
     def set_expiry(self, key: str) -> None:
+        if key == KEEP:
+            return
         delta = EXPIRY_DELTAS[key]
         self.expires = None if delta is None else timezone.now() + delta
 

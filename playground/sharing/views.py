@@ -1,43 +1,20 @@
-import json
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
-from django.core.files.base import File
-from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST, require_safe
 
-from playground.batches.models import get_batch
 from playground.catalog.models import CatalogModel
-from playground.chat import services as chat_services
-from playground.chat.models import Attachment, Conversation, Message, attachment_name, get_conversation
-from playground.chat.rendering import render_markdown
 from playground.connections.models import Connection
-from playground.evaluate.models import get_evaluation
-from playground.evaluate.views import ROWS_PER_PAGE
 from playground.lib import downloads, files
-from playground.rerank.models import RerankRun, get_run
-from playground.rerank.services import request_body as rerank_request
-from playground.sharing import forks, transfer
 from playground.sharing import freeze as freezing
-from playground.sharing import snippets as codegen
-from playground.sharing.forms import ForkForm, ImportForm, ShareForm
-from playground.sharing.models import Share, get_public_share, get_share, tell_viewers, watching
-from playground.speech.models import get_clip
-from playground.speech.services import request_body as speech_request
+from playground.sharing import kinds, snippets
+from playground.sharing.forms import ForkForm, LinkForm, ShareForm
+from playground.sharing.models import Share, get_public_share, get_share, tell_viewers
 
-SOURCES = {
-    Share.CONVERSATION: get_conversation,
-    Share.RERANK: get_run,
-    Share.SPEECH: get_clip,
-    Share.BATCH: get_batch,
-    Share.EVALUATION: get_evaluation,
-}
 # Share pages run under a stricter policy than the rest: nothing but our own scripts, styles, images and media.
 SHARE_POLICY = "; ".join(
     [
@@ -63,14 +40,8 @@ def _private(response, policy: str = SHARE_POLICY):
     return response
 
 
-def _source(request, kind: str, pk: int):
-    if kind not in SOURCES:
-        raise Http404("No such kind of share.")
-    return SOURCES[kind](request, pk)
-
-
 def _back(request, fallback: str) -> str:
-    target = request.POST.get("next") or ""
+    target = request.POST.get("next") or request.GET.get("next") or ""
     if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
         return target
     return fallback
@@ -81,24 +52,24 @@ def _back(request, fallback: str) -> str:
 
 @require_GET
 def index(request):
-    shares = Share.objects.for_user(request.user)
+    shares = Share.objects.for_user(request.user).listed()
     return render(request, "sharing/index.html", {"shares": shares})
 
 
 @require_http_methods(["GET", "POST"])
 def source(request, kind: str, pk: int):
-    """The links of one conversation, run, clip or batch, and the form that makes a new one."""
-    item = _source(request, kind, pk)
+    """The links of one conversation, run, clip, batch or evaluation, and the form that makes a new one."""
+    declared = kinds.get(kind)
+    item = declared.get(request, pk)
     form = ShareForm(request.POST if request.method == "POST" else None, user=request.user)
     error = ""
     if request.method == "POST" and form.is_valid():
-        share = Share(owner=request.user, kind=kind, title=freezing.title_of(item)[:200])
-        setattr(share, Share.field_for(item), item)
+        share = freezing.new_share(request.user, item)
         share.visibility = form.cleaned_data["visibility"]
         share.team = form.cleaned_data["team"]
         share.set_expiry(form.cleaned_data["expiry"])
         # A conversation in the team library stays current: a team link is live.
-        share.live = kind == Share.CONVERSATION and (form.cleaned_data["live"] or share.visibility == Share.TEAM)
+        share.live = declared.live and (form.cleaned_data["live"] or share.visibility == Share.TEAM)
         try:
             share.save()
             freezing.freeze(share)
@@ -111,23 +82,14 @@ def source(request, kind: str, pk: int):
     context = {
         "item": item,
         "kind": kind,
-        "title": freezing.title_of(item),
+        "declared": declared,
+        "title": declared.title(item),
         "form": form,
         "error": error,
-        "shares": Share.objects.for_user(request.user).for_source(item),
-        "back": _source_url(kind, pk),
+        "shares": Share.objects.for_user(request.user).for_source(item).listed(),
+        "back": declared.url(item),
     }
     return render(request, "sharing/source.html", context)
-
-
-def _source_url(kind: str, pk: int) -> str:
-    return {
-        Share.CONVERSATION: reverse("chat:conversation", args=[pk]),
-        Share.RERANK: reverse("rerank:detail", args=[pk]),
-        Share.SPEECH: reverse("speech:index"),
-        Share.BATCH: reverse("batches:index"),
-        Share.EVALUATION: reverse("evaluate:detail", args=[pk]),
-    }[kind]
 
 
 @require_POST
@@ -145,6 +107,27 @@ def update(request, pk: int):
     return redirect(_back(request, reverse("sharing:index")))
 
 
+@require_http_methods(["GET", "POST"])
+def edit(request, pk: int):
+    """Change a link's title, visibility, team, expiry and live at the same URL."""
+    share = get_share(request, pk)
+    initial = {"title": share.title, "visibility": share.visibility, "team": share.team_id, "live": share.live}
+    form = LinkForm(request.POST if request.method == "POST" else None, user=request.user, share=share, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        share.titled = share.titled or data["title"] != share.title
+        share.title = data["title"]
+        share.visibility, share.team = data["visibility"], data["team"]
+        share.set_expiry(data["expiry"])
+        share.live = share.declared_kind.live and (data["live"] or share.visibility == Share.TEAM)
+        share.save(update_fields=["title", "titled", "visibility", "team", "expires", "live"])
+        tell_viewers(share.group, "share.changed")  # a viewer the link no longer admits is closed out
+        messages.success(request, f"“{share.title}” saved: the link is the same, with its new settings.")
+        return redirect(_back(request, reverse("sharing:index")))
+    context = {"share": share, "form": form, "declared": share.declared_kind, "next": _back(request, "")}
+    return render(request, "sharing/edit.html", context)
+
+
 @require_POST
 def revoke(request, pk: int):
     share = get_share(request, pk)
@@ -152,14 +135,6 @@ def revoke(request, pk: int):
     share.delete()  # live viewers are told by the model's post_delete
     messages.success(request, f"Link to “{title}” revoked: it answers 404 from now on.")
     return redirect(_back(request, reverse("sharing:index")))
-
-
-@require_GET
-def watchers(request, pk: int):
-    conversation = get_conversation(request, pk)
-    count = watching(conversation.pk)
-    context = {"count": count, "conversation": conversation, "poll": True}
-    return render(request, "sharing/_watching.html", context)
 
 
 # ---------------------------------------------------------------- the viewer's side
@@ -170,55 +145,16 @@ def watchers(request, pk: int):
 def view(request, token: str):
     share = get_public_share(token, request.user)
     share.count_view()
-    content = share.content
-    frozen = {f.key: f for f in share.files.all()}
-    if share.kind == Share.CONVERSATION and share.live:
-        # A live link shows the conversation as it is now; files added after the last update are not served.
-        conversation = share.conversation
-        share.title = conversation.display_title
-        content = {**content, "messages": freezing.conversation_messages(conversation)}
-        content["last_message"] = content["messages"][-1]["id"] if content["messages"] else 0
-    if share.kind == Share.CONVERSATION:
-        for message in content["messages"]:
-            for item in message["attachments"]:
-                item["shared"] = item["key"] in frozen
-            if message.get("request") is not None:
-                message["request_json"] = json.dumps(message["request"], indent=2, ensure_ascii=False)
-            if message["role"] == "assistant":
-                message["html"] = render_markdown(message["content"])
-    elif share.kind == Share.EVALUATION:
-        # Like the evaluation page: one page of rows at a time; the summary covers every row.
-        content["page"] = Paginator(content["rows"], ROWS_PER_PAGE).get_page(request.GET.get("page"))
-    elif share.kind == Share.BATCH:
-        content["requests_json"] = "\n".join(json.dumps(body, ensure_ascii=False) for body in content["requests"])
-    elif share.kind in (Share.RERANK, Share.SPEECH):
-        runs = [content.get("run"), content.get("compared")] if share.kind == Share.RERANK else [content]
-        for run in filter(None, runs):
-            run["request_json"] = json.dumps(run["request"], indent=2, ensure_ascii=False)
+    kind = kinds.get(share.kind)
+    content = kind.show(share, share.content, request)
     context = {
         "share": share,
         "content": content,
-        "files": frozen,
-        "description": _description(share, content),
-        "ws_url": f"/ws/s/{share.token}/" if share.kind == Share.CONVERSATION and share.live else "",
+        "files": {f.key: f for f in share.files.all()},
+        "description": kind.describe(content),
+        "ws_url": f"/ws/s/{share.token}/" if kind.live and share.live else "",
     }
     return _private(render(request, f"sharing/view_{share.kind}.html", context))
-
-
-def _description(share: Share, content: dict) -> str:
-    if share.kind == Share.CONVERSATION:
-        count = len(content.get("messages") or [])
-        return f"A conversation with {content.get('model_id') or 'a model'}, {count} message{'s' * (count != 1)}."
-    if share.kind == Share.RERANK:
-        run = content["run"]
-        other = f" compared with {content['compared']['model']}" if content.get("compared") else ""
-        return f"{run['model']} ranked {len(run['documents'])} documents{other}."
-    if share.kind == Share.SPEECH:
-        return f"{content['model']} speaking with {content['voice']}: {content['text'][:120]}"
-    if share.kind == Share.EVALUATION:
-        rows, variants = len(content["rows"]), len(content["variants"])
-        return f"An evaluation of {rows} row{'s' * (rows != 1)} × {variants} variant{'s' * (variants != 1)}."
-    return f"A batch of {content['total']} requests, {content['status'].replace('_', ' ')}."
 
 
 @login_not_required
@@ -243,29 +179,19 @@ def shared_file(request, token: str, key: str):
 
 @require_http_methods(["GET", "POST"])
 def fork(request, token: str):
-    """Copy a shared conversation, rerank run, clip or batch into the viewer's account, on a connection of theirs."""
+    """Copy a shared item into the viewer's account, on a connection of theirs."""
     share = get_public_share(token, request.user)
-    if share.kind == Share.EVALUATION:
-        raise Http404("An evaluation cannot be forked.")
+    kind = kinds.get(share.kind)
+    if not kind.forkable:
+        raise Http404(f"A shared {kind.label.lower()} cannot be forked.")
     connections = list(Connection.objects.for_user(request.user))
-    model_id = forks.model_of(share)
+    model_id = kind.model_of(share.content)
     having = [c for c in connections if _offers(c, model_id)]
     initial = {"connection": having[0].pk} if having else {}
     form = ForkForm(request.POST if request.method == "POST" else None, connections=connections, initial=initial)
     if request.method == "POST" and form.is_valid():
         connection = next(c for c in connections if c.pk == form.cleaned_data["connection"])
-        if share.kind == Share.CONVERSATION:
-            copy = fork_conversation(share, request.user, connection, model_id if connection in having else "")
-            target = reverse("chat:conversation", args=[copy.pk])
-        elif share.kind == Share.RERANK:
-            copy = fork_run(share, request.user, connection)
-            target = reverse("rerank:detail", args=[copy.pk])
-        elif share.kind == Share.SPEECH:
-            copy = forks.fork_clip(share, request.user, connection)
-            target = reverse("speech:index")
-        else:
-            copy = forks.fork_batch(share, request.user, connection)
-            target = reverse("batches:results", args=[copy.pk])
+        target = kind.fork(share, request.user, connection, connection in having)
         if connection not in having:
             messages.warning(
                 request,
@@ -286,59 +212,6 @@ def _offers(connection: Connection, model_id: str) -> bool:
     return CatalogModel.objects.for_connection(connection).filter(model_id=model_id).exists()
 
 
-def fork_conversation(share: Share, user, connection: Connection, model_id: str) -> Conversation:
-    content = share.content
-    frozen = {f.key: f for f in share.files.all()}
-    conversation = Conversation.objects.create(
-        owner=user,
-        title=f"{content['title']} (fork)"[:200],
-        system_prompt=content["system_prompt"],
-        connection=connection,
-        model_id=model_id,
-        params=content["params"],
-        context_policy=content["context_policy"],
-    )
-    storage = Attachment._meta.get_field("file").storage
-    parent = None  # the frozen path, linear: each message follows the one before
-    for data in content["messages"]:
-        if data["status"] == Message.STREAMING:
-            continue
-        fields = {name: data[name] for name in freezing.MESSAGE_FIELDS}
-        message = Message.objects.create(conversation=conversation, parent_id=parent, **fields)
-        parent = message.pk
-        for item in data["attachments"]:
-            source = frozen.get(item["key"])
-            if source is None or files.size(source.file) is None:
-                continue
-            with files.open_stream(source.file) as handle:
-                name = storage.save(attachment_name(user.pk, item["name"]), File(handle))
-            Attachment.objects.create(
-                message=message,
-                file=name,
-                kind=item["kind"],
-                content_type=item["content_type"],
-                name=item["name"],
-                size=item["size"],
-            )
-    return conversation
-
-
-def fork_run(share: Share, user, connection: Connection) -> RerankRun:
-    run = share.content["run"]
-    results = [{"index": row["index"], "relevance_score": row["score"]} for row in run["rows"]]
-    return RerankRun.objects.create(
-        owner=user,
-        connection=connection,
-        model=run["model"],
-        query=run["query"],
-        documents=run["documents"],
-        params=run["params"],
-        results=results,
-        meta={"tokens": run["tokens"], "billed_units": run["billed_units"]},
-        trace_id=run["trace_id"],
-    )
-
-
 # ---------------------------------------------------------------- view code
 
 
@@ -351,30 +224,13 @@ def _base_url(request, connection) -> str:
 
 @require_GET
 def code(request, kind: str, pk: int):
-    if kind == Share.EVALUATION:
-        raise Http404("An evaluation has no single request to show as code.")
-    item = _source(request, kind, pk)
-    notes = []
-    if kind == Share.CONVERSATION:
-        connection = chat_services.connection_for(item)
-        chat_request = chat_services.preview_request(item, "Your next message")
-        if any(m.attachments.all() for m in item.messages.all()):
-            notes.append("Attachments are shortened here: put each file's whole base64 data in its data URI.")
-        snippets = codegen.chat(_base_url(request, connection), chat_request.body)
-    elif kind == Share.RERANK:
-        body = rerank_request(model=item.model, query=item.query, documents=item.documents, params=item.params)
-        snippets = codegen.rerank(_base_url(request, item.connection), body)
-    elif kind == Share.SPEECH:
-        snippets = codegen.speech(_base_url(request, item.connection), speech_request(item))
-    else:
-        snippets = codegen.batch(
-            _base_url(request, item.connection),
-            filename=item.input_filename or "requests.jsonl",
-            metadata=item.metadata,
-            completion_window=str(item.data.get("completion_window") or "24h"),
-        )
-        notes.append(f"Run it beside {item.input_filename or 'requests.jsonl'} (the batch's input file).")
-    context = {"title": freezing.title_of(item), "snippets": snippets, "notes": notes, "back": _source_url(kind, pk)}
+    declared = kinds.get(kind)
+    item = declared.get(request, pk)
+    code = declared.code(item, _base_url(request, declared.connection(item)))
+    if code is None:
+        raise Http404(f"A {declared.label.lower()} has no single request to show as code.")
+    generated, notes = code
+    context = {"title": declared.title(item), "snippets": generated, "notes": notes, "back": declared.url(item)}
     return render(request, "sharing/code.html", context)
 
 
@@ -384,49 +240,26 @@ def voice_code(request):
     chosen = next((c for c in connections if str(c.pk) == request.GET.get("connection")), None)
     connection = chosen or (connections[0] if connections else None)
     model = request.GET.get("model") or "local/tts"
-    snippets = codegen.voice_upload(
+    generated = snippets.voice_upload(
         _base_url(request, connection), model=model[:200], custom_name="myvoice", text="The words spoken in voice.wav."
     )
     notes = ["Run it beside voice.wav, a short recording of the voice, and put its transcript in text."]
-    context = {"title": "Upload a voice", "snippets": snippets, "notes": notes, "back": reverse("speech:voices")}
+    context = {"title": "Upload a voice", "snippets": generated, "notes": notes, "back": reverse("speech:voices")}
     return render(request, "sharing/code.html", context)
 
 
-# ---------------------------------------------------------------- export and import
+# ---------------------------------------------------------------- export
 
 
 @require_GET
-def export(request, pk: int, fmt: str):
-    conversation = get_conversation(request, pk)
-    name = slugify(conversation.display_title)[:60] or f"conversation-{pk}"
-    if fmt == "json":
-        body = json.dumps(transfer.export_json(conversation), ensure_ascii=False, indent=2)
-        response = HttpResponse(body, content_type="application/json; charset=utf-8")
-    elif fmt == "md":
-        response = HttpResponse(transfer.export_markdown(conversation), content_type="text/markdown; charset=utf-8")
-    else:
+def export(request, kind: str, pk: int, fmt: str):
+    """The item as a file (a kind routes this under its own URL: a conversation's export/<pk>.json)."""
+    declared = kinds.get(kind)
+    item = declared.get(request, pk)
+    exported = declared.export(item, fmt)
+    if exported is None:
         raise Http404("No such format.")
-    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+    body, content_type = exported
+    response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{declared.filename(item)}.{fmt}"'
     return response
-
-
-@require_http_methods(["GET", "POST"])
-def import_conversation(request):
-    form = ImportForm(request.POST if request.method == "POST" else None, request.FILES or None)
-    error = ""
-    if request.method == "POST" and form.is_valid():
-        upload = form.cleaned_data["file"]
-        try:
-            if upload is not None and upload.size > transfer.MAX_IMPORT_BYTES:
-                raise transfer.ImportError_(f"file: over the limit of {transfer.MAX_IMPORT_MB} MB.")
-            imported = transfer.parse(upload.read() if upload is not None else form.cleaned_data["text"])
-        except transfer.ImportError_ as exc:
-            error = str(exc)
-        else:
-            connections = list(Connection.objects.for_user(request.user))
-            having = [c for c in connections if imported.model and _offers(c, imported.model)]
-            connection = (having or connections or [None])[0]
-            conversation = transfer.create(imported, request.user, connection)
-            messages.success(request, f"Imported “{conversation.display_title}”: {len(imported.messages)} messages.")
-            return redirect("chat:conversation", pk=conversation.pk)
-    return render(request, "sharing/import.html", {"form": form, "error": error})

@@ -7,23 +7,17 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
 from playground.sharing import freeze as freezing
+from playground.sharing import kinds
 from playground.sharing.models import Share, tell_viewers
-from playground.sharing.views import SOURCES
 from playground.teams.models import Team
-
-KINDS = (Share.CONVERSATION, Share.RERANK, Share.SPEECH, Share.BATCH)
-ORDER = {kind: position for position, kind in enumerate(KINDS)}
 
 
 def move(user, item, team: Team) -> tuple[Share, bool]:
     """The item's team-only link for `team`, made now or refreshed; (share, created). Raises NotShareable."""
-    kind = freezing.kind_of(item)
     share = Share.objects.for_user(user).for_source(item).filter(visibility=Share.TEAM, team=team).first()
     created = share is None
     if created:
-        share = Share(owner=user, kind=kind, title=freezing.title_of(item)[:200], visibility=Share.TEAM, team=team)
-        setattr(share, Share.field_for(item), item)
-        share.live = kind == Share.CONVERSATION
+        share = freezing.new_share(user, item, visibility=Share.TEAM, team=team, live=kinds.of(item).live)
         share.save()
     try:
         freezing.freeze(share)
@@ -38,9 +32,10 @@ def move(user, item, team: Team) -> tuple[Share, bool]:
 
 @require_POST
 def move_view(request, kind: str, pk: int):
-    if kind not in KINDS:
-        raise Http404("Only conversations, rerank runs, clips and batches go to a team library.")
-    item = SOURCES[kind](request, pk)  # the user's own item, or 404
+    declared = kinds.get(kind)
+    if not declared.library:
+        raise Http404(f"{declared.plural} do not go to a team library.")
+    item = declared.get(request, pk)  # the user's own item, or 404
     team = get_object_or_404(Team.objects.for_user(request.user), pk=request.POST.get("team") or 0)
     try:
         share, created = move(request.user, item, team)
@@ -53,12 +48,10 @@ def move_view(request, kind: str, pk: int):
 
 
 def grouped(team: Team) -> list[tuple[str, list[Share]]]:
-    """The library by kind (conversations, rerank runs, clips, batches), newest first in each."""
+    """The library by kind (in the order of settings.SHARE_KINDS), newest first in each."""
     shares = team.shares.select_related("owner").order_by("-created")[:200]
-    labels = {Share.CONVERSATION: "Conversations", Share.RERANK: "Rerank runs", Share.SPEECH: "Speech clips"}
-    labels |= {Share.BATCH: "Batches", Share.EVALUATION: "Evaluations"}
-    groups: dict[str, list[Share]] = {kind: [] for kind in labels}
+    groups: dict[str, list[Share]] = {kind.name: [] for kind in kinds.all_kinds()}
     for share in shares:
-        groups[share.kind].append(share)
-    # An evaluation shared "Team members only" is listed too (it is read, not forked), when there is one.
-    return [(labels[kind], groups[kind]) for kind in labels if kind in KINDS or groups[kind]]
+        groups.setdefault(share.kind, []).append(share)
+    # A kind that is not moved to a library (an evaluation shared "Team members only") is listed when there is one.
+    return [(kind.plural, groups[kind.name]) for kind in kinds.all_kinds() if kind.library or groups[kind.name]]

@@ -1,5 +1,6 @@
 // The viewer's side of a live share link: a read-only websocket that appends new turns and streams answers in.
-// Protocol (playground/sharing/consumers.py): append, snapshot, delta, done, error, updated, revoked.
+// Protocol (playground/chat/share_consumer.py): append, thread, snapshot, delta, done, error, updated, revoked.
+// "thread" carries the owner's path in order after a branch operation: the page drops what is not on it.
 (function () {
   "use strict";
 
@@ -36,6 +37,15 @@
     if (added) added.scrollIntoView({ block: "end", behavior: "smooth" });
   }
 
+  function follow(ids) {
+    var keep = {};
+    ids.forEach(function (id) { keep[String(id)] = true; });
+    thread.querySelectorAll(".message").forEach(function (node) {
+      if (!keep[node.dataset.messageId]) node.remove();
+    });
+    ids.forEach(function (id) { var node = article(id); if (node) thread.appendChild(node); });
+  }
+
   function end(message) {
     ended = true;
     var banner = document.getElementById("share-ended");
@@ -48,6 +58,7 @@
   function handle(data) {
     var node = data.message_id ? article(data.message_id) : null;
     if (data.type === "append") place(data.message_id, data.html);
+    else if (data.type === "thread") follow(data.ids || []);
     else if (data.type === "snapshot" && node) setBody(node, data.blocks || [], data.tail, data.reasoning, true);
     else if (data.type === "delta" && node) setBody(node, data.blocks || [], data.tail, data.reasoning, false);
     else if (data.type === "done" || data.type === "error") {
@@ -66,13 +77,15 @@
       retry = 1000;
       thread.dataset.live = "open";
       var last = 0;
+      var have = [];
       thread.querySelectorAll(".message").forEach(function (node) {
+        have.push(Number(node.dataset.messageId));
         last = Math.max(last, Number(node.dataset.messageId));
         if (node.dataset.status === "streaming") {
           socket.send(JSON.stringify({ type: "subscribe", message_id: Number(node.dataset.messageId), after: 0 }));
         }
       });
-      socket.send(JSON.stringify({ type: "since", after: Math.max(last, Number(thread.dataset.last || 0)) }));
+      socket.send(JSON.stringify({ type: "since", after: Math.max(last, Number(thread.dataset.last || 0)), have: have }));
     });
     socket.addEventListener("message", function (event) {
       try { handle(JSON.parse(event.data)); } catch (e) { /* a malformed frame is ignored */ }

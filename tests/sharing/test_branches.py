@@ -3,10 +3,9 @@
 import pytest
 from django.urls import reverse
 
-from playground.chat import branches
+from playground.chat import branches, transfer
 from playground.chat.models import Conversation, Message
 from playground.connections.models import Connection
-from playground.sharing import transfer
 from tests.sharing.test_links import link
 
 pytestmark = pytest.mark.django_db

@@ -124,6 +124,7 @@ NOT_CALLING = {
             "sharing:import",
             "sharing:code",
             "sharing:revoke",
+            "sharing:edit",
             "sharing:view",
             "sharing:file",
             "sharing:fork",
@@ -215,6 +216,10 @@ def make_scene(connection: Connection, bob) -> Scene:
     with_batch.batch = later
     with_batch.save()
     scene = Scene(connection, conversation, question, answer, tools, called, run, batch, evaluation)
+    asked = {"model": fake.CHAT_MODEL, "messages": [{"role": "user", "content": "Name a river."}]}
+    scene.forked = Batch.objects.create(
+        owner=bob, connection=connection, remote_id="fork of batch_1", copy={"requests": [asked], "rows": []}
+    )
     scene.batched = with_batch
     scene.share = Share(owner=bob, kind=Share.BATCH, title="Batch")
     setattr(scene.share, Share.field_for(batch), batch)
@@ -323,6 +328,7 @@ CALLING: dict[str, list[Callable[[Scene], tuple[str, str, dict]]]] = {
     ],
     "batches:refresh": [lambda s: ("get", reverse("batches:refresh", args=[s.batch.pk]), {})],
     "batches:cancel": [lambda s: ("post", reverse("batches:cancel", args=[s.batch.pk]), {})],
+    "batches:resubmit": [lambda s: ("post", reverse("batches:resubmit", args=[s.forked.pk]), {})],
     "batches:results": [lambda s: ("get", reverse("batches:results", args=[s.batch.pk]), {})],
     "batches:download": [lambda s: ("get", reverse("batches:download", args=[s.batch.pk, "output"]), {})],
     # Sharing a batch (a link, the team library) freezes its files, read from the provider through the gate.

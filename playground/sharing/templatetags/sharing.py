@@ -5,6 +5,8 @@ from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.html import format_html
 
+from playground.catalog.params import set_params
+from playground.sharing import kinds
 from playground.sharing.models import Share, watching
 
 register = template.Library()
@@ -12,9 +14,7 @@ register = template.Library()
 
 @register.simple_tag
 def share_url(source) -> str:
-    kind = {"Conversation": "conversation", "RerankRun": "rerank", "SpeechClip": "speech", "Batch": "batch"}
-    kind["Evaluation"] = "evaluation"
-    return reverse("sharing:source", args=[kind[type(source).__name__], source.pk])
+    return reverse("sharing:source", args=[kinds.of(source).name, source.pk])
 
 
 @register.simple_tag
@@ -64,5 +64,5 @@ def present_link(context, size: str = "") -> str:
 
 @register.inclusion_tag("sharing/_presenter_strip.html")
 def presenter_strip(conversation) -> dict:
-    params = {k: v for k, v in (conversation.params or {}).items() if k not in ("tools",) and v not in ("", None)}
+    params = {k: v for k, v in set_params(conversation.params).items() if k != "tools"}
     return {"conversation": conversation, "params": params}

@@ -12,7 +12,7 @@ def get(mapping, key):
 @register.inclusion_tag("teams/_move.html", takes_context=True)
 def move_to_team(context, item, size: str = "btn-small") -> dict:
     """A "Move to team" form for the user's own item, shown only to a user in at least one team."""
-    from playground.sharing.freeze import kind_of
+    from playground.sharing import kinds
     from playground.teams.models import Team
 
     request = context["request"]
@@ -20,7 +20,13 @@ def move_to_team(context, item, size: str = "btn-small") -> dict:
     if teams is None:  # once per request: a list of clips or batches asks for every row
         teams = list(Team.objects.for_user(request.user)) if request.user.is_authenticated else []
         request._move_teams = teams
-    return {"teams": teams, "kind": kind_of(item), "item": item, "size": size, "csrf_token": context.get("csrf_token")}
+    return {
+        "teams": teams,
+        "kind": kinds.of(item).name,
+        "item": item,
+        "size": size,
+        "csrf_token": context.get("csrf_token"),
+    }
 
 
 @register.simple_tag(takes_context=True)

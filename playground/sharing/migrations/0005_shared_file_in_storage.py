@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("sharing", "0003_share_team_alter_share_visibility"),
+        ("sharing", "0004_share_titled"),
     ]
 
     operations = [

@@ -1,6 +1,5 @@
 """Database and rendering helpers of the live-follow socket (kept out of the consumer, which only relays)."""
 
-import json
 from datetime import timedelta
 
 from django.template.loader import render_to_string
@@ -8,8 +7,7 @@ from django.utils import timezone
 
 from playground.chat import branches
 from playground.chat.models import Message
-from playground.chat.rendering import render_markdown
-from playground.sharing import freeze
+from playground.chat.sharing import conversation_messages, decorate
 from playground.sharing.models import WATCH_STALE, Share, Watcher
 
 
@@ -22,11 +20,10 @@ def live_share(token: str, user) -> Share | None:
 
 
 def still_open(share_pk: int, user=None) -> bool:
-    """The link still exists and has not expired (a team link: and the viewer is still in the team)."""
+    """The link still exists, is live, has not expired and is still for this viewer (its owner may have edited its
+    visibility or team, or the viewer left the team)."""
     share = Share.objects.served().filter(pk=share_pk).first()
-    if share is not None and share.visibility == Share.TEAM:
-        return share.visible_to(user)
-    return share is not None and not share.expired
+    return share is not None and share.live and share.visible_to(user)
 
 
 def watch(share: Share, channel: str) -> None:
@@ -46,26 +43,20 @@ def message_for(conversation_id: int, message_id: int) -> Message | None:
     return Message.objects.filter(pk=message_id, conversation_id=conversation_id).first()
 
 
-def render_after(share: Share, after: int, upto: int | None = None) -> list[tuple[int, str, str]]:
-    """The messages after `after` (up to `upto`), rendered as a viewer sees them, with their requests."""
+def render_path(share: Share, upto: int | None = None) -> list[tuple[int, str, str]]:
+    """The selected path as the owner's tab shows it (without messages after `upto` not yet announced), each
+    message rendered as a viewer sees it, with its request."""
     conversation = share.conversation
-    # The selected path (a branch switched by the owner shows on the viewer's next load).
     messages = [m for m in branches.thread(conversation) if not upto or m.pk <= upto]
-    rows = freeze.conversation_messages(conversation, messages)
+    rows = conversation_messages(conversation, messages)
     frozen = set(share.files.values_list("key", flat=True))
-    return [(row["id"], row["status"], render_row(row, frozen, share.token)) for row in rows if row["id"] > after]
+    return [(row["id"], row["status"], render_row(row, frozen, share.token)) for row in rows]
 
 
 def render_one(share: Share, message_id: int) -> str:
-    rendered = render_after(share, message_id - 1, message_id)
-    return rendered[-1][2] if rendered else ""
+    """One message as a viewer sees it; "" when it is not on the selected path (a branch switched away)."""
+    return next((html for pk, _, html in render_path(share, message_id) if pk == message_id), "")
 
 
 def render_row(row: dict, frozen: set, token: str) -> str:
-    for item in row["attachments"]:
-        item["shared"] = item["key"] in frozen
-    if row.get("request") is not None:
-        row["request_json"] = json.dumps(row["request"], indent=2, ensure_ascii=False)
-    if row["role"] == "assistant":
-        row["html"] = render_markdown(row["content"])
-    return render_to_string("sharing/_message.html", {"message": row, "token": token})
+    return render_to_string("sharing/_message.html", {"message": decorate(row, frozen), "token": token})

@@ -11,15 +11,16 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from playground import inputs
 from playground.chat import services as chat
+from playground.chat import share_live as live
 from playground.chat.models import Message
 from playground.chat.replay import Replay
 from playground.chat.services import fanout
 from playground.chat.services.fanout import LocalFollower
 from playground.lib.sockets import AccountSockets
-from playground.sharing import live
 from playground.sharing.models import WATCH_BEAT
 
 GONE = 4404
+MAX_PATH = 10_000  # message ids a viewer may name in "since"
 
 # Renders in progress, shared by the viewers of a share that ask for the same messages at once (a turn's start or
 # end reaches every viewer together): one thread hop and one render instead of one per viewer.
@@ -42,7 +43,7 @@ class ShareConsumer(AccountSockets, LocalFollower, Replay, AsyncJsonWebsocketCon
 
     async def connect(self):
         self.start_replay()
-        self.known = 0
+        self.path: list[int] = []  # the messages the viewer's page shows, in order
         self.beat_task = None
         token = self.scope["url_route"]["kwargs"]["token"]
         share = await database_sync_to_async(live.live_share)(token, self.scope.get("user"))
@@ -94,23 +95,38 @@ class ShareConsumer(AccountSockets, LocalFollower, Replay, AsyncJsonWebsocketCon
         try:
             after = int(content.get("after") or 0)
             message_id = int(content.get("message_id") or 0)
+            have = [int(pk) for pk in (content.get("have") or [])[:MAX_PATH]]
         except (TypeError, ValueError):
             return
         if content.get("type") == "since":
-            self.known = max(self.known, after)
-            await self._catch_up()
+            # An older page names no ids: it shows the path up to `after`.
+            if not have and after:
+                have = [pk for pk, _, _ in await _shared(live.render_path, self.share, after)]
+            self.path = have
+            await self._follow_path()
         elif content.get("type") == "subscribe" and message_id:
-            self.known = max(self.known, message_id)
             await self.subscribe(message_id, after)
 
-    async def _catch_up(self, upto: int | None = None) -> None:
-        """Send the messages the viewer has not seen (a new turn's question and its answer's placeholder), and
-        follow the answers among them that are still streaming."""
-        for message_id, status, html in await _shared(live.render_after, self.share, self.known, upto):
-            self.known = max(self.known, message_id)
+    async def _follow_path(self, upto: int | None = None) -> None:
+        """Make the viewer's page the owner's thread: append the messages it lacks (a new turn's question and its
+        answer's placeholder; following those still streaming), and when the path changed shape (a branch switched,
+        an answer regenerated, a message edited, deleted, inserted or picked) send its order: the page drops what
+        is no longer on it."""
+        rows = await _shared(live.render_path, self.share, upto)
+        shown, expected = set(self.path), list(self.path)
+        for message_id, status, html in rows:
+            if message_id in shown:
+                continue
+            expected.append(message_id)
             await self.send_json({"type": "append", "message_id": message_id, "html": html})
             if status == Message.STREAMING and message_id not in self.last_seq:
                 await self.subscribe(message_id, 0)
+        path = [message_id for message_id, _, _ in rows]
+        if upto:  # messages the page shows beyond `upto` stay (a later turn's start reached it first)
+            path += [pk for pk in expected if pk > upto and pk not in path]
+        if path != expected:
+            await self.send_json({"type": "thread", "ids": path})
+        self.path = path
 
     async def load_message(self, message_id: int) -> Message | None:
         return await database_sync_to_async(live.message_for)(self.conversation_id, message_id)
@@ -119,15 +135,23 @@ class ShareConsumer(AccountSockets, LocalFollower, Replay, AsyncJsonWebsocketCon
         await self._send_final(message.pk)
 
     async def _send_final(self, message_id: int, event: dict | None = None) -> None:
+        if message_id not in self.path:
+            await self._follow_path()
+            return
         html = await _shared(live.render_one, self.share, message_id)
         if html:
+            if event and event.get("replaced") in self.path:
+                self.path.remove(event["replaced"])
             kind = "error" if event and event.get("type") == "chat.error" else "done"
             await self.send_json({"type": kind, "message_id": message_id, "html": html, **_replaced(event)})
 
     # -- events from the channel layer
 
     async def chat_start(self, event):
-        await self._catch_up(event["message_id"])
+        await self._follow_path(event["message_id"])
+
+    async def chat_thread(self, event):
+        await self._follow_path()
 
     async def chat_done(self, event):
         await self._final(event)
@@ -143,6 +167,11 @@ class ShareConsumer(AccountSockets, LocalFollower, Replay, AsyncJsonWebsocketCon
         self.end_replay(message_id)
         self.last_seq.pop(message_id, None)
         await self._send_final(message_id, event)
+
+    async def share_changed(self, event):
+        """The owner edited the link's settings: a viewer it no longer admits is closed out."""
+        if not await database_sync_to_async(live.still_open)(self.share.pk, self.scope.get("user")):
+            await self.share_revoked(event)
 
     async def share_updated(self, event):
         await self.send_json({"type": "updated"})
