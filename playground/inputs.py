@@ -12,7 +12,9 @@ import io
 import json
 import math
 
+from asgiref.sync import iscoroutinefunction
 from django.http import Http404
+from django.utils.decorators import sync_and_async_middleware
 from django.utils.http import url_has_allowed_host_and_scheme
 
 MAX_JSON_DEPTH = 64
@@ -163,3 +165,51 @@ def probe_media(data: bytes, content_type: str) -> str:
     if actual is None:
         raise InputError(f"its bytes are {name}, not {content_type}")
     return actual
+
+
+# The local API answers bad input in its own JSON shape (localapi/http.py), field by field.
+UNGUARDED_PREFIXES = ("/local/v1/",)
+
+
+def nul_field(request) -> str | None:
+    """The name of the first posted field (or uploaded file name) holding a NUL character, if any."""
+    if request.method != "POST" or request.path_info.startswith(UNGUARDED_PREFIXES):
+        return None
+    for name, values in request.POST.lists():
+        if "\x00" in name or any("\x00" in value for value in values):
+            return name.replace("\x00", "") or "field"
+    for name, files in request.FILES.lists():
+        if any("\x00" in (upload.name or "") for upload in files):
+            return name
+    return None
+
+
+def refuse_nul(request, field: str):
+    """A 400 in words naming the field: words alone for htmx (the page shows them), the site's page otherwise."""
+    from django.http import HttpResponse
+    from django.shortcuts import render
+
+    words = f"{field}: NUL characters (\\u0000) are not allowed. Nothing was saved; remove them and try again."
+    if request.headers.get("HX-Request"):
+        return HttpResponse(words, status=400, content_type="text/plain; charset=utf-8")
+    context = {"title": "This input cannot be saved", "words": words}
+    return render(request, "problem.html", context, status=400)
+
+
+@sync_and_async_middleware
+def input_middleware(get_response):
+    """Every form post of the playground passes here: a field holding a NUL character is refused in words
+    before any view reads it (PostgreSQL cannot store NUL in text, and no form needs one)."""
+    if iscoroutinefunction(get_response):
+
+        async def middleware(request):
+            field = nul_field(request)
+            return refuse_nul(request, field) if field else await get_response(request)
+
+    else:
+
+        def middleware(request):
+            field = nul_field(request)
+            return refuse_nul(request, field) if field else get_response(request)
+
+    return middleware

@@ -1,17 +1,18 @@
+import functools
 import json
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
 from django.core.files.base import File
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST, require_safe
 
+from playground import inputs
 from playground.batches.models import get_batch
 from playground.catalog.models import CatalogModel
 from playground.chat import services as chat_services
@@ -27,7 +28,7 @@ from playground.sharing import forks, transfer
 from playground.sharing import freeze as freezing
 from playground.sharing import snippets as codegen
 from playground.sharing.forms import ForkForm, ImportForm, ShareForm
-from playground.sharing.models import Share, get_public_share, get_share, tell_viewers, watching
+from playground.sharing.models import LinkGone, Share, get_public_share, get_share, tell_viewers, watching
 from playground.speech.models import get_clip
 from playground.speech.services import request_body as speech_request
 
@@ -55,6 +56,35 @@ SHARE_POLICY = "; ".join(
 FILE_POLICY = "default-src 'none'; sandbox"
 
 
+def gone_page(view):
+    """A link that cannot be opened answers a page in the site's layout: 410 when it expired, else 404."""
+
+    @functools.wraps(view)
+    def wrapper(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except LinkGone as gone:
+            return _private(gone_response(request, gone.expired))
+
+    return wrapper
+
+
+def gone_response(request, expired: bool):
+    if expired:
+        context = {
+            "title": "This link expired",
+            "words": "This share link expired: its owner chose how long it would work.",
+            "next_step": "Ask whoever sent it for a new link.",
+        }
+        return render(request, "problem.html", context, status=410)
+    context = {
+        "title": "Link not found",
+        "words": "This share link was revoked by its owner, or it never existed (check that it was copied whole).",
+        "next_step": "Ask whoever sent it for a new link.",
+    }
+    return render(request, "problem.html", context, status=404)
+
+
 def _private(response, policy: str = SHARE_POLICY):
     response["X-Robots-Tag"] = "noindex, nofollow"
     response["Referrer-Policy"] = "no-referrer"
@@ -67,13 +97,6 @@ def _source(request, kind: str, pk: int):
     if kind not in SOURCES:
         raise Http404("No such kind of share.")
     return SOURCES[kind](request, pk)
-
-
-def _back(request, fallback: str) -> str:
-    target = request.POST.get("next") or ""
-    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
-        return target
-    return fallback
 
 
 # ---------------------------------------------------------------- the owner's side
@@ -142,7 +165,7 @@ def update(request, pk: int):
     else:
         tell_viewers(share.group, "share.updated")
         messages.success(request, f"“{share.title}” updated: the link shows the content as it is now.")
-    return redirect(_back(request, reverse("sharing:index")))
+    return HttpResponseRedirect(inputs.next_url(request, reverse("sharing:index")))
 
 
 @require_POST
@@ -151,7 +174,7 @@ def revoke(request, pk: int):
     title = share.title
     share.delete()  # live viewers are told by the model's post_delete
     messages.success(request, f"Link to “{title}” revoked: it answers 404 from now on.")
-    return redirect(_back(request, reverse("sharing:index")))
+    return HttpResponseRedirect(inputs.next_url(request, reverse("sharing:index")))
 
 
 @require_GET
@@ -167,6 +190,7 @@ def watchers(request, pk: int):
 
 @login_not_required
 @require_GET
+@gone_page
 def view(request, token: str):
     share = get_public_share(token, request.user)
     share.count_view()
@@ -223,6 +247,7 @@ def _description(share: Share, content: dict) -> str:
 
 @login_not_required
 @require_safe
+@gone_page
 def shared_file(request, token: str, key: str):
     share = get_public_share(token, request.user)
     item = get_object_or_404(share.files, key=key)
@@ -241,6 +266,7 @@ def shared_file(request, token: str, key: str):
 
 
 @require_http_methods(["GET", "POST"])
+@gone_page
 def fork(request, token: str):
     """Copy a shared conversation, rerank run, clip or batch into the viewer's account, on a connection of theirs."""
     share = get_public_share(token, request.user)
@@ -357,6 +383,7 @@ def code(request, kind: str, pk: int):
     if kind == Share.CONVERSATION:
         connection = chat_services.connection_for(item)
         chat_request = chat_services.preview_request(item, "Your next message")
+        notes += [f"Left out of the request, not valid: {error}" for error in chat_request.errors]
         if any(m.attachments.all() for m in item.messages.all()):
             notes.append("Attachments are shortened here: put each file's whole base64 data in its data URI.")
         snippets = codegen.chat(_base_url(request, connection), chat_request.body)
