@@ -191,9 +191,11 @@ def refuse_nul(request, field: str):
 
     words = f"{field}: NUL characters (\\u0000) are not allowed. Nothing was saved; remove them and try again."
     if request.headers.get("HX-Request"):
-        return HttpResponse(words, status=400, content_type="text/plain; charset=utf-8")
-    context = {"title": "This input cannot be saved", "words": words}
-    return render(request, "problem.html", context, status=400)
+        response = HttpResponse(words, status=400, content_type="text/plain; charset=utf-8")
+    else:
+        response = render(request, "problem.html", {"title": "This input cannot be saved", "words": words}, status=400)
+    response["X-Refused-Input"] = "nul"  # what was refused (the words name the field)
+    return response
 
 
 @sync_and_async_middleware

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from asgiref.sync import sync_to_async
 from django.db import transaction
 
+from playground import inputs
 from playground.batches.models import Batch
 from playground.connections.models import Connection
 from playground.teams import usage as team_usage
@@ -76,7 +77,7 @@ async def submit(
 def _first_model(content: bytes) -> str:
     """The model of the batch's first request (for the team's usage page)."""
     try:
-        return str(json.loads(content.splitlines()[0])["body"]["model"])
+        return str(inputs.loads(content.splitlines()[0])["body"]["model"])
     except (IndexError, ValueError, KeyError, TypeError):
         return ""
 
@@ -178,7 +179,7 @@ def parse_jsonl(content: bytes) -> list[dict]:
     items = []
     for line in content.decode("utf-8", errors="replace").splitlines():
         try:
-            item = json.loads(line)
+            item = inputs.loads(line)
         except ValueError:
             continue
         if isinstance(item, dict):
