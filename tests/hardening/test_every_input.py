@@ -22,7 +22,7 @@ from playground.sharing.models import Share
 from playground.teams.models import OWNER, Invite, Membership, Team
 from tests.evaluate.conftest import make_evaluation
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
 
 DEEP = "[" * 100_000 + "]" * 100_000
 

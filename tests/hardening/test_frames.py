@@ -12,7 +12,7 @@ from playground.sharing.freeze import freeze
 from playground.sharing.models import Share
 from tests.evaluate.conftest import make_evaluation
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 ORIGIN = [(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1")]
 

@@ -45,7 +45,7 @@ from playground.sharing.models import Share
 from playground.teams.models import OWNER, Invite, Membership, Team
 from tests.evaluate.conftest import make_evaluation
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 EXAMPLES_PER_ENDPOINT = 4  # per user: each endpoint gets 2 × 4 requests
 FRAMES_PER_ACTION = 4  # per user and socket
