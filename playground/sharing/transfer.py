@@ -204,6 +204,25 @@ def _params(value, where: str) -> dict:
     return params
 
 
+def _tool_calls(calls, where: str) -> list | None:
+    """Tool calls in the shape the chat sends and shows them: an id, a function name and its arguments as text."""
+    if calls is None:
+        return None
+    if not isinstance(calls, list):
+        raise ImportError_(f"{where}: expected an array.")
+    for index, call in enumerate(calls):
+        function = call.get("function") if isinstance(call, dict) else None
+        texts = isinstance(function, dict) and all(
+            isinstance(value, str) for value in (call.get("id"), function.get("name"), function.get("arguments", ""))
+        )
+        if not texts:
+            raise ImportError_(
+                f'{where}[{index}]: expected {{"id": "…", "type": "function", "function": {{"name": "…", '
+                f'"arguments": "…"}}}} with text values.'
+            )
+    return calls
+
+
 def _message(item, where: str) -> ImportedMessage:
     if not isinstance(item, dict):
         raise ImportError_(f"{where}: expected an object with role and content.")
@@ -226,9 +245,7 @@ def _message(item, where: str) -> ImportedMessage:
     branches = extra.get("branches") or []
     if not isinstance(branches, list) or not all(isinstance(b, str) for b in branches):
         raise ImportError_(f"{where}.playground.branches: expected an array of strings.")
-    tool_calls = item.get("tool_calls")
-    if tool_calls is not None and not isinstance(tool_calls, list):
-        raise ImportError_(f"{where}.tool_calls: expected an array.")
+    tool_calls = _tool_calls(item.get("tool_calls"), f"{where}.tool_calls")
     status = extra.get("status")
     return ImportedMessage(
         role=role,

@@ -82,6 +82,14 @@ def test_imported_parameters_the_panel_would_refuse_are_refused_naming_the_field
     assert not Conversation.objects.filter(owner=alice).exists()
 
 
+@pytest.mark.parametrize("calls", [["x"], [{"id": "c1", "function": {"name": 5}}], [{"id": {}, "function": {}}]])
+def test_imported_tool_calls_of_the_wrong_shape_are_refused_naming_the_field(alice_client, alice, catalog, calls):
+    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "", "tool_calls": calls}]
+    response = alice_client.post(reverse("sharing:import"), {"text": json.dumps(messages)})
+    assert "messages[1].tool_calls[0]: expected" in page(response)
+    assert not Conversation.objects.filter(owner=alice).exists()
+
+
 def test_imported_parameters_the_panel_accepts_are_kept(alice_client, alice, catalog):
     params = {"stop": ["END"], "temperature": 0.2, "max_tokens": None, "response_format": "json_object"}
     text = json.dumps({"messages": [{"role": "user", "content": "hi"}], "params": params})
