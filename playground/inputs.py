@@ -13,7 +13,8 @@ import json
 import math
 
 from asgiref.sync import iscoroutinefunction
-from django.http import Http404
+from django.http import Http404, HttpResponse
+from django.shortcuts import render
 from django.utils.decorators import sync_and_async_middleware
 from django.utils.http import url_has_allowed_host_and_scheme
 
@@ -186,9 +187,6 @@ def nul_field(request) -> str | None:
 
 def refuse_nul(request, field: str):
     """A 400 in words naming the field: words alone for htmx (the page shows them), the site's page otherwise."""
-    from django.http import HttpResponse
-    from django.shortcuts import render
-
     words = f"{field}: NUL characters (\\u0000) are not allowed. Nothing was saved; remove them and try again."
     if request.headers.get("HX-Request"):
         response = HttpResponse(words, status=400, content_type="text/plain; charset=utf-8")
