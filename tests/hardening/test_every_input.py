@@ -154,7 +154,11 @@ def test_non_integer_ids_in_fields_are_a_404(alice_client, alice, catalog, value
     Team.objects.create(name="Research")
     move = alice_client.post(reverse("teams:move", args=["conversation", conversation.pk]), {"team": value})
     copy = alice_client.post(reverse("chat:copy_tools", args=[conversation.pk]), {"source": value})
-    statuses = {move.status_code, copy.status_code}
+    # Found by the fuzz suite: ids in a query.
+    picker = alice_client.get(reverse("catalog:picker"), {"connection": value})
+    reuse = alice_client.get(reverse("speech:index"), {"reuse": value})
+    panel = alice_client.get(reverse("chat:panel", args=[conversation.pk]), {"connection": value})
+    statuses = {move.status_code, copy.status_code, picker.status_code, reuse.status_code, panel.status_code}
     assert statuses <= {400, 404}, statuses
 
 
