@@ -47,7 +47,7 @@ from tests.evaluate.conftest import make_evaluation
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
-EXAMPLES_PER_ENDPOINT = 4  # per user: each endpoint gets 2 × 4 requests
+EXAMPLES_PER_ENDPOINT = 6  # per user: each endpoint gets 2 × 6 requests
 FRAMES_PER_ACTION = 4  # per user and socket
 SOURCE = Path(settings.BASE_DIR) / "playground"
 HUGE = "x" * 250_000
