@@ -24,7 +24,7 @@ from django import forms
 from django.apps import apps
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import models
+from django.db import connections, models
 from django.test import AsyncClient
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
@@ -259,6 +259,14 @@ def world(alice, bob, catalog, settings, monkeypatch):
     logging.getLogger().removeHandler(watch)
 
 
+@pytest.fixture
+async def closing():
+    """The async tests' database work runs in asgiref's thread: its connections close there (PostgreSQL would
+    otherwise refuse to drop the test database at the end of the session)."""
+    yield
+    await sync_to_async(connections.close_all)()
+
+
 # ---------------------------------------------------------------- what goes in
 
 
@@ -460,7 +468,7 @@ async def settle(timeout: float = 20) -> None:
 
 
 async def test_every_url_answers_bad_input_without_a_5xx_or_a_traceback_and_touches_nothing_of_the_other_user(
-    world, alice, bob
+    world, alice, bob, closing
 ):
     started = time.monotonic()
     by_bob = await fuzz_routes(bob, alice, world, world["log"])
@@ -507,7 +515,7 @@ def frames(draw, kind: str, ids):
     return json.dumps(frame)
 
 
-async def test_every_websocket_action_answers_bad_frames_once_and_keeps_the_socket_open(world, alice, bob):
+async def test_every_websocket_action_answers_bad_frames_once_and_keeps_the_socket_open(world, alice, bob, closing):
     routes = consumers()
     ids = await sync_to_async(lambda: world["alice"]["ids"] + world["bob"]["ids"])()
     assert routes and all(issubclass(consumer, FrameConsumer) for _, consumer in routes)
