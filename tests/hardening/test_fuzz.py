@@ -389,7 +389,6 @@ class Round:
     things: dict
     watch: LogWatch
     sent: int = 0
-    signed_out: bool = True
     statuses: dict = field(default_factory=dict)
     problems: list = field(default_factory=list)
 
@@ -430,11 +429,10 @@ class Round:
 
     async def send(self, name: str, url: str, request: dict) -> None:
         self.watch.records.clear()
-        if self.signed_out:
-            await self.client.aforce_login(self.user)
+        # Signed in again before every request: any page may end the session (logout, a password change, a
+        # sign-out of another kind a new app brings), and the next route must not be tried signed out.
+        await self.client.aforce_login(self.user)
         response = await send(self.client, url, request, self.key)
-        # Only the accounts' pages (logout, password change) and the admin's end a session.
-        self.signed_out = name.startswith(("accounts:", "admin:"))
         self.sent += 1
         self.statuses[response.status_code] = self.statuses.get(response.status_code, 0) + 1
         shown = {k[:20]: (v if isinstance(v, str | list) else "<file>") for k, v in request["data"].items()}
