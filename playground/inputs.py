@@ -2,15 +2,26 @@
 
 JSON from outside is parsed strictly: NaN and Infinity are not JSON numbers, nesting is bounded (Python's
 parser would otherwise overflow the stack on a deeply nested body), and NUL characters are refused because
-PostgreSQL cannot store them in text or jsonb. Uploaded audio and video are probed with PyAV so that bytes
-which are not the claimed kind of media are refused before they are stored or sent anywhere.
+PostgreSQL cannot store them in text or jsonb. Ids read from form fields are integers or a 404 (never a
+ValueError), `next` addresses are paths of this site, and websocket frames are decoded by one function with the
+same limits. Uploaded audio and video are probed with PyAV so that bytes which are not the claimed kind of media
+are refused before they are stored or sent anywhere.
 """
 
 import io
 import json
 import math
 
+from asgiref.sync import iscoroutinefunction
+from django.http import Http404, HttpResponse
+from django.shortcuts import render
+from django.utils.decorators import sync_and_async_middleware
+from django.utils.http import url_has_allowed_host_and_scheme
+
 MAX_JSON_DEPTH = 64
+MAX_FRAME_BYTES = 1024 * 1024
+MAX_FRAME_DEPTH = 8
+MAX_ID = 2**63 - 1  # the largest primary key PostgreSQL's bigint holds
 
 
 class InputError(ValueError):
@@ -54,6 +65,60 @@ def loads(text: str | bytes, field: str = "", max_depth: int = MAX_JSON_DEPTH):
 
 def strip_nul(text: str) -> str:
     return text.replace("\x00", "")
+
+
+def text(value, field: str, *, limit: int | None = None) -> str:
+    """A string without NUL characters and within `limit` characters, else InputError naming the field."""
+    if not isinstance(value, str):
+        raise InputError(f"{field}: expected text")
+    if "\x00" in value:
+        raise InputError(f"{field}: NUL characters (\\u0000) are not allowed")
+    if limit is not None and len(value) > limit:
+        raise InputError(f"{field}: {len(value):,} characters; the limit is {limit:,}")
+    return value
+
+
+def object_id(value) -> int:
+    """The id of an object named by a form field or a frame: a positive integer, else Http404.
+
+    An id that is not a number names no object, exactly like the id of an object that does not exist.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise Http404("No such object.")
+    if isinstance(value, str):
+        value = value.strip()
+        if not value.isascii() or not value.isdigit() or len(value) > 19:
+            raise Http404("No such object.")
+        value = int(value)
+    if not 0 < value <= MAX_ID:
+        raise Http404("No such object.")
+    return value
+
+
+def next_url(request, fallback: str) -> str:
+    """The `next` field of a POST (or GET) when it is a path of this site, else `fallback`."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    safe = url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=False)
+    return target if safe and target.startswith("/") and "\x00" not in target else fallback
+
+
+def decode_frame(text_data: str | None, bytes_data: bytes | None) -> dict:
+    """A websocket frame as a JSON object, else InputError in words: text frames only, within
+    MAX_FRAME_BYTES and MAX_FRAME_DEPTH, no NaN or NUL."""
+    if bytes_data is not None or text_data is None:
+        raise InputError("frame: only text frames (JSON objects) are read; a binary frame is ignored")
+    if len(text_data) > MAX_FRAME_BYTES:
+        raise InputError(f"frame: {len(text_data):,} characters; the limit is {MAX_FRAME_BYTES:,}")
+    try:
+        value = loads(text_data, max_depth=MAX_FRAME_DEPTH)
+    except InputError as exc:
+        where, _, rule = str(exc).partition(": ")
+        raise InputError(f"frame: {rule}" if where == "body" else str(exc)) from None
+    except ValueError:
+        raise InputError("frame: not valid JSON") from None
+    if not isinstance(value, dict):
+        raise InputError("frame: expected a JSON object")
+    return value
 
 
 # What a claimed content type may contain: PyAV container names (any of them) per type.
@@ -101,3 +166,50 @@ def probe_media(data: bytes, content_type: str) -> str:
     if actual is None:
         raise InputError(f"its bytes are {name}, not {content_type}")
     return actual
+
+
+# The local API answers bad input in its own JSON shape (localapi/http.py), field by field.
+UNGUARDED_PREFIXES = ("/local/v1/",)
+
+
+def nul_field(request) -> str | None:
+    """The name of the first posted field (or uploaded file name) holding a NUL character, if any."""
+    if request.method != "POST" or request.path_info.startswith(UNGUARDED_PREFIXES):
+        return None
+    for name, values in request.POST.lists():
+        if "\x00" in name or any("\x00" in value for value in values):
+            return name.replace("\x00", "") or "field"
+    for name, files in request.FILES.lists():
+        if any("\x00" in (upload.name or "") for upload in files):
+            return name
+    return None
+
+
+def refuse_nul(request, field: str):
+    """A 400 in words naming the field: words alone for htmx (the page shows them), the site's page otherwise."""
+    words = f"{field}: NUL characters (\\u0000) are not allowed. Nothing was saved; remove them and try again."
+    if request.headers.get("HX-Request"):
+        response = HttpResponse(words, status=400, content_type="text/plain; charset=utf-8")
+    else:
+        response = render(request, "problem.html", {"title": "This input cannot be saved", "words": words}, status=400)
+    response["X-Refused-Input"] = "nul"  # what was refused (the words name the field)
+    return response
+
+
+@sync_and_async_middleware
+def input_middleware(get_response):
+    """Every form post of the playground passes here: a field holding a NUL character is refused in words
+    before any view reads it (PostgreSQL cannot store NUL in text, and no form needs one)."""
+    if iscoroutinefunction(get_response):
+
+        async def middleware(request):
+            field = nul_field(request)
+            return refuse_nul(request, field) if field else await get_response(request)
+
+    else:
+
+        def middleware(request):
+            field = nul_field(request)
+            return refuse_nul(request, field) if field else get_response(request)
+
+    return middleware

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from asgiref.sync import sync_to_async
 from django.db import transaction
 
+from playground import inputs
 from playground.batches.models import Batch
 from playground.connections import gate
 from playground.connections.models import Connection
@@ -92,7 +93,7 @@ async def resubmit(batch: Batch, user) -> Batch:
 def _first_model(content: bytes) -> str:
     """The model of the batch's first request (for the team's usage page)."""
     try:
-        return str(json.loads(content.splitlines()[0])["body"]["model"])
+        return str(inputs.loads(content.splitlines()[0])["body"]["model"])
     except (IndexError, ValueError, KeyError, TypeError):
         return ""
 
@@ -207,7 +208,7 @@ def parse_jsonl(content: bytes) -> list[dict]:
     items = []
     for line in content.decode("utf-8", errors="replace").splitlines():
         try:
-            item = json.loads(line)
+            item = inputs.loads(line)
         except ValueError:
             continue
         if isinstance(item, dict):

@@ -4,6 +4,7 @@ The parameter panels and the server-side validation are both built from these de
 what the selected model supports, so a new model needs no code.
 """
 
+import json
 from dataclasses import dataclass, field
 
 from django import forms
@@ -232,12 +233,42 @@ def form_field(param: Param, *, placeholders: bool = False) -> forms.Field:
     return forms.CharField(initial=initial, **common)
 
 
-class ParamsForm(forms.Form):
-    """Validates parameters with messages that name the field and the limit."""
+def stored_data(param: Param, value) -> str | None:
+    """A stored (JSON) value as the panel's form posts it; None when unset. ValueError in words when the value
+    is not of the parameter's type (stored data is never trusted: it may come from an import or an old version)."""
+    if value is None:
+        return None
+    expected = {
+        "bool": (bool, "true or false"),
+        "int": ((int, float), "a number"),
+        "float": ((int, float), "a number"),
+        "choice": (str, f"one of {', '.join(param.choices)}"),
+        "text": (str, "text"),
+        "stops": (list, "a list of up to 4 texts"),
+    }[param.kind]
+    if param.kind == "choice" and isinstance(value, dict) and param.extra.get("object_key") in value:
+        value = value[param.extra["object_key"]]  # as it goes on the wire: {"type": "json_object"}
+    ok = isinstance(value, expected[0]) and (param.kind == "bool" or not isinstance(value, bool))
+    if param.kind == "stops" and ok:
+        ok = all(isinstance(item, str) for item in value)
+    if not ok:
+        raise ValueError(f"{param.name}: expected {expected[1]} (got {json.dumps(value)[:60]}).")
+    if param.kind == "bool":
+        return ("on" if value else None) if param.always else ("true" if value else "false")
+    if param.kind == "stops":
+        return "\n".join(value)
+    return str(value)
 
-    def __init__(self, *args, params: list[Param], placeholders: bool = False, **kwargs):
+
+class ParamsForm(forms.Form):
+    """Validates parameters with messages that name the field and the limit.
+
+    `problems` are errors found before the form (a stored value of the wrong type), shown on their fields."""
+
+    def __init__(self, *args, params: list[Param], placeholders: bool = False, problems=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.params = params
+        self.problems = problems or {}
         for param in params:
             field_ = form_field(param, placeholders=placeholders)
             field_.error_messages.update(
@@ -250,6 +281,12 @@ class ParamsForm(forms.Form):
             )
             field_.widget.attrs.setdefault("data-param", param.name)
             self.fields[param.name] = field_
+
+    def clean(self):
+        for name, problem in self.problems.items():
+            if name in self.fields:
+                self.add_error(name, problem)
+        return super().clean()
 
     def groups(self) -> list[tuple[str, list]]:
         """Bound fields grouped by their parameter's group, in order of first appearance (for the panels)."""
@@ -287,8 +324,10 @@ def params_for(model, params: list[Param]) -> list[Param]:
     return [param for param in params if param.supported_by(model)]
 
 
-def params_form(model, params: list[Param], data=None, initial=None, *, placeholders=False) -> ParamsForm:
-    return ParamsForm(data, initial=initial, params=params_for(model, params), placeholders=placeholders)
+def params_form(model, params: list[Param], data=None, initial=None, *, placeholders=False, problems=None):
+    return ParamsForm(
+        data, initial=initial, params=params_for(model, params), placeholders=placeholders, problems=problems
+    )
 
 
 def set_params(params: dict | None) -> dict:

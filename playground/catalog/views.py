@@ -6,6 +6,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from playground import inputs
 from playground.catalog.forms import CAPABILITIES, AddModelForm, ModelPickerForm, OverrideForm
 from playground.catalog.models import KINDS, CatalogModel
 from playground.catalog.services import add_by_hand, own_entry, refresh_models
@@ -78,7 +79,8 @@ def picker(request):
         return HttpResponseBadRequest(f"kind: one of {', '.join(value for value, _ in KINDS)}.")
     if capability not in ("", *CAPABILITIES):
         return HttpResponseBadRequest(f"capability: one of {', '.join(CAPABILITIES)}.")
-    connection = get_usable_connection(request, request.GET["connection"]) if request.GET.get("connection") else None
+    wanted = request.GET.get("connection")
+    connection = get_usable_connection(request, inputs.object_id(wanted)) if wanted else None
     initial = {"connection": connection, "model": request.GET.get("model")}
     form = ModelPickerForm(
         user=request.user, initial=initial, kind=kind, capability=capability, typed=bool(request.GET.get("typed"))

@@ -6,19 +6,20 @@ actions.py), handed as they are to plain service functions."""
 import asyncio
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from playground import inputs
 from playground.chat import actions, services
 from playground.chat.models import Conversation, Message
 from playground.chat.replay import Replay
 from playground.chat.services import fanout
 from playground.chat.services.fanout import LocalFollower
 from playground.chat.warm import WarmSend
+from playground.lib.frames import FrameConsumer
 from playground.lib.sockets import AccountSockets
 
+CONTROL_FRAMES = ("subscribe", "stop", "warm")
 
-class ChatConsumer(AccountSockets, LocalFollower, Replay, AsyncJsonWebsocketConsumer):
+
+class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
     group = None
     warm = None  # what a send may start early from (warm.py): read while someone types, dropped by any event
     follows_unknown = False  # deltas count once the turn's start was heard here, or once subscribed
@@ -51,13 +52,8 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, AsyncJsonWebsocketCons
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     @classmethod
-    async def decode_json(cls, text_data):
-        # Frames are small flat objects: anything deeper, non-finite or holding NUL is ignored, never a crash.
-        try:
-            data = inputs.loads(text_data or "", max_depth=4)
-        except (ValueError, RecursionError):
-            return {}
-        return data if isinstance(data, dict) else {}
+    def frame_kinds(cls) -> list[str]:
+        return [*actions.ACTIONS, *CONTROL_FRAMES]
 
     async def receive_json(self, content, **kwargs):
         if not self.group:

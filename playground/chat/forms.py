@@ -9,7 +9,7 @@ from django.core.validators import MaxValueValidator
 from playground import inputs
 from playground.catalog.forms import ModelPickerForm
 from playground.catalog.models import CatalogModel
-from playground.catalog.params import CHAT_PARAMS, ParamsForm, params_for, params_form
+from playground.catalog.params import CHAT_PARAMS, ParamsForm, params_for, params_form, stored_data
 from playground.chat.models import CONTEXT_POLICIES
 
 MESSAGE_LIMIT = 200_000
@@ -63,33 +63,54 @@ class SettingsForm(forms.Form):
     context_policy = forms.ChoiceField(label="When over 10 messages", choices=CONTEXT_POLICIES, required=False)
 
 
-def stored_to_data(params: list, values: dict) -> dict:
-    """Form data (as a browser would post it) for stored parameter values; what the user never set stays empty
+def stored_to_data(params: list, values: dict) -> tuple[dict, dict]:
+    """Form data (as a browser would post it) for stored parameter values, and the problems of the values that
+    are not of their parameter's type (shown on their fields, in words); what the user never set stays empty
     (only parameters sent in every request, like stream, take their default)."""
-    data = {}
+    data, problems = {}, {}
+    values = values if isinstance(values, dict) else {}
     for param in params:
-        value = values.get(param.name, param.default if param.always else None)
-        if param.kind == "bool" and param.always:
-            if value:
-                data[param.name] = "on"
-        elif param.kind == "bool":
-            if value is not None:
-                data[param.name] = "true" if value else "false"
-        elif param.kind == "stops":
-            data[param.name] = "\n".join(value or [])
-        elif value is not None:
-            data[param.name] = str(value)
-    return data
+        try:
+            value = stored_data(param, values.get(param.name, param.default if param.always else None))
+        except ValueError as exc:
+            problems[param.name] = str(exc)
+            continue
+        if value is not None:
+            data[param.name] = value
+    return data, problems
+
+
+def imported_params(values: dict) -> tuple[dict, list[str]]:
+    """Parameters from outside (an import) checked exactly as the panel checks them: (what to store, errors).
+
+    Every parameter any chat model has is accepted (the model may change); each error names its field."""
+    names = {param.name for param in CHAT_PARAMS}
+    errors = [f"{name}: not a parameter of the chat panel." for name in values if name not in names | {"tools"}]
+    params = {}
+    if "tools" in values:
+        try:
+            params["tools"] = parse_tools(json.dumps(values["tools"]))
+        except forms.ValidationError as exc:
+            errors += exc.messages
+    data, problems = stored_to_data(CHAT_PARAMS, values)
+    form = ParamsForm(data, params=CHAT_PARAMS, placeholders=True, problems=problems)
+    if not form.is_valid():
+        errors += [e for name in form.errors for e in form.errors[name]]
+    else:
+        params.update({k: v for k, v in stored_values(form).items() if k in values})
+    return params, errors
 
 
 def chat_params_form(model, data=None, *, stored: dict | None = None) -> ParamsForm:
-    """The parameter form of a chat model: posted `data`, or the `stored` values of a conversation.
+    """The parameter form of a chat model: posted `data`, or the `stored` values of a conversation (a stored value
+    that is not valid shows as an error on its field).
 
     On top of the catalog's bounds, max_tokens is capped by the model's output limit.
     """
+    problems = None
     if data is None:
-        data = stored_to_data(params_for(model, CHAT_PARAMS), stored or {})
-    form = params_form(model, CHAT_PARAMS, data, placeholders=True)
+        data, problems = stored_to_data(params_for(model, CHAT_PARAMS), stored or {})
+    form = params_form(model, CHAT_PARAMS, data, placeholders=True, problems=problems)
     if model is not None and "max_tokens" in form.fields and model.max_output:
         field = form.fields["max_tokens"]
         field.validators.append(MaxValueValidator(model.max_output))

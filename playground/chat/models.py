@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.functional import cached_property
 
+from playground import inputs
 from playground.lib import files
 
 TITLE_LENGTH = 60
@@ -223,7 +224,7 @@ class Message(models.Model):
             function = call.get("function") if isinstance(call.get("function"), dict) else {}
             arguments = function.get("arguments", "")
             try:
-                pretty = json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+                pretty = json.dumps(inputs.loads(arguments), indent=2, ensure_ascii=False)
             except (TypeError, ValueError):
                 pretty = str(arguments)
             call_id = str(call.get("id") or "")

@@ -6,10 +6,11 @@ import json
 from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from playground import inputs
 from playground.catalog.params import ParamsForm, params_form
 from playground.chat import branches, services
 from playground.chat.composing import tool_sources
@@ -210,10 +211,7 @@ def settings(request, pk):
 @require_GET
 def panel(request, pk):
     conversation = get_conversation(request, pk)
-    try:
-        connection_id = int(request.GET["connection"]) if request.GET.get("connection") else None
-    except ValueError:
-        raise Http404("No such connection.") from None
+    connection_id = inputs.object_id(request.GET["connection"]) if request.GET.get("connection") else None
     thread = branches.thread(conversation)
     context = {
         "conversation": conversation,

@@ -7,15 +7,14 @@ replay, renders messages as a viewer sees them, and closes when the link is revo
 import asyncio
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from playground import inputs
 from playground.chat import services as chat
 from playground.chat import share_live as live
 from playground.chat.models import Message
 from playground.chat.replay import Replay
 from playground.chat.services import fanout
 from playground.chat.services.fanout import LocalFollower
+from playground.lib.frames import FrameConsumer
 from playground.lib.sockets import AccountSockets
 from playground.sharing.models import WATCH_BEAT
 
@@ -37,7 +36,7 @@ async def _shared(function, share, *args):
     return await asyncio.shield(task)
 
 
-class ShareConsumer(AccountSockets, LocalFollower, Replay, AsyncJsonWebsocketConsumer):
+class ShareConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
     groups_joined: tuple = ()
     follows_unknown = False  # a turn's deltas count once the turn was appended (chat_start)
 
@@ -82,12 +81,8 @@ class ShareConsumer(AccountSockets, LocalFollower, Replay, AsyncJsonWebsocketCon
             await database_sync_to_async(live.beat)(self.channel_name)
 
     @classmethod
-    async def decode_json(cls, text_data):
-        try:
-            data = inputs.loads(text_data or "", max_depth=4)
-        except (ValueError, RecursionError):
-            return {}
-        return data if isinstance(data, dict) else {}
+    def frame_kinds(cls) -> list[str]:
+        return ["since", "subscribe"]
 
     async def receive_json(self, content, **kwargs):
         if not self.groups_joined:

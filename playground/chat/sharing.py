@@ -77,7 +77,7 @@ class ConversationKind(Kind):
 
     def code(self, item, base_url):
         chat_request = chat_services.preview_request(item, "Your next message")
-        notes = []
+        notes = [f"Left out of the request, not valid: {error}" for error in chat_request.errors]
         if any(m.attachments.all() for m in item.messages.all()):
             notes.append("Attachments are shortened here: put each file's whole base64 data in its data URI.")
         return snippets.chat(base_url, chat_request.body), notes

@@ -7,6 +7,7 @@ from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
 
+from playground import inputs
 from playground.chat import services
 from playground.chat.forms import ChatModelPicker, accept_attribute
 from playground.chat.models import Conversation, Message, get_conversation
@@ -72,7 +73,7 @@ async def tool_results(request, pk, mid):
 def copy_tools(request, pk):
     """Copy the tool definitions of another of the user's conversations into this one (anyone else's is a 404)."""
     conversation = get_conversation(request, pk)
-    source = get_conversation(request, request.POST.get("source") or 0) if request.POST.get("source") else None
+    source = get_conversation(request, inputs.object_id(request.POST["source"])) if request.POST.get("source") else None
     if source is None or not source.params.get("tools"):
         problems = PanelProblems(tool_errors=["tools: choose a conversation that has tools to copy."])
         return panel_response(request, conversation, problems)

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from django.core.files.base import ContentFile
 from django.db import transaction
 
+from playground import inputs
 from playground.chat import branches
-from playground.chat.forms import ACCEPTED_TYPES, MAX_ATTACHMENT_BYTES, human_size
+from playground.chat.forms import ACCEPTED_TYPES, MAX_ATTACHMENT_BYTES, human_size, imported_params
 from playground.chat.models import Attachment, Conversation, Message, attachment_name
 
 FORMAT = "playground.conversation"
@@ -145,11 +146,13 @@ def parse(raw: bytes | str) -> Imported:
     if size > MAX_IMPORT_BYTES:
         raise ImportError_(f"file: {human_size(size)} is over the limit of {MAX_IMPORT_MB} MB.")
     try:
-        data = json.loads(raw)
+        data = inputs.loads(raw)
     except UnicodeDecodeError:
         raise ImportError_("file: not UTF-8 text; export a conversation as JSON and import that file.") from None
     except json.JSONDecodeError as error:
         raise ImportError_(f"line {error.lineno}, column {error.colno}: not valid JSON ({error.msg}).") from None
+    except inputs.InputError as error:
+        raise ImportError_(f"{error}.") from None
     if isinstance(data, list):
         data = {"messages": data}
     if not isinstance(data, dict):
@@ -163,7 +166,7 @@ def parse(raw: bytes | str) -> Imported:
         title=_text(data, "title", 200),
         system_prompt=_text(data, "system_prompt", MAX_TEXT),
         model=_text(data, "model", 200),
-        params=data.get("params") if isinstance(data.get("params"), dict) else {},
+        params=_params(data.get("params"), "params"),
         context_policy=data.get("context_policy") if data.get("context_policy") == "first_and_latest" else "latest",
     )
     for index, item in enumerate(messages):
@@ -189,6 +192,37 @@ def _text(data: dict, name: str, limit: int, where: str = "") -> str:
     return value
 
 
+def _params(value, where: str) -> dict:
+    """Parameters as the panel would save them; one the panel would refuse is refused here, naming it."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ImportError_(f"{where}: expected an object of parameters.")
+    params, errors = imported_params(value)
+    if errors:
+        raise ImportError_(f"{where}.{errors[0]}")
+    return params
+
+
+def _tool_calls(calls, where: str) -> list | None:
+    """Tool calls in the shape the chat sends and shows them: an id, a function name and its arguments as text."""
+    if calls is None:
+        return None
+    if not isinstance(calls, list):
+        raise ImportError_(f"{where}: expected an array.")
+    for index, call in enumerate(calls):
+        function = call.get("function") if isinstance(call, dict) else None
+        texts = isinstance(function, dict) and all(
+            isinstance(value, str) for value in (call.get("id"), function.get("name"), function.get("arguments", ""))
+        )
+        if not texts:
+            raise ImportError_(
+                f'{where}[{index}]: expected {{"id": "…", "type": "function", "function": {{"name": "…", '
+                f'"arguments": "…"}}}} with text values.'
+            )
+    return calls
+
+
 def _message(item, where: str) -> ImportedMessage:
     if not isinstance(item, dict):
         raise ImportError_(f"{where}: expected an object with role and content.")
@@ -211,9 +245,7 @@ def _message(item, where: str) -> ImportedMessage:
     branches = extra.get("branches") or []
     if not isinstance(branches, list) or not all(isinstance(b, str) for b in branches):
         raise ImportError_(f"{where}.playground.branches: expected an array of strings.")
-    tool_calls = item.get("tool_calls")
-    if tool_calls is not None and not isinstance(tool_calls, list):
-        raise ImportError_(f"{where}.tool_calls: expected an array.")
+    tool_calls = _tool_calls(item.get("tool_calls"), f"{where}.tool_calls")
     status = extra.get("status")
     return ImportedMessage(
         role=role,

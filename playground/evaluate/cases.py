@@ -2,9 +2,9 @@
 
 import csv
 import io
-import json
 from dataclasses import dataclass, field
 
+from playground import inputs
 from playground.evaluate.models import MAX_CASES
 from playground.evaluate.templating import NAME_RE
 
@@ -35,6 +35,10 @@ def parse(text: str, kind: str = "auto") -> Parsed:
 
 
 def _check_value(parsed: Parsed, row: int, column: str, value: str) -> None:
+    if "\x00" in value or "\x00" in column:
+        parsed.errors.append(
+            f"row {row}, column {column.replace(chr(0), '')}: NUL characters (\\u0000) are not allowed."
+        )
     if len(value) > MAX_VALUE:
         parsed.errors.append(f"row {row}, column {column}: at most {MAX_VALUE} characters (got {len(value)}).")
 
@@ -96,7 +100,10 @@ def parse_jsonl(text: str) -> Parsed:
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = inputs.loads(line, max_depth=2)
+        except inputs.InputError as exc:
+            parsed.errors.append(f"row {row}: {exc}.")
+            continue
         except ValueError as exc:
             parsed.errors.append(f"row {row}: not valid JSON ({exc}).")
             continue

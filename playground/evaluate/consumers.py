@@ -1,20 +1,18 @@
 """The evaluation websocket: run and stop requests in, cell states and deltas out (the work is in runner)."""
 
-import json
-
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from playground.evaluate import runner
 from playground.evaluate.forms import RunForm
 from playground.evaluate.models import Evaluation
 from playground.evaluate.services import EvaluationError
+from playground.lib.frames import FrameConsumer, frame_id
 from playground.lib.sockets import AccountSockets
 
 SCOPES = ("all", "missing", "row", "column", "cell", "judge")
 
 
-class EvaluateConsumer(AccountSockets, AsyncJsonWebsocketConsumer):
+class EvaluateConsumer(AccountSockets, FrameConsumer):
     group = None
 
     async def connect(self):
@@ -38,12 +36,8 @@ class EvaluateConsumer(AccountSockets, AsyncJsonWebsocketConsumer):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     @classmethod
-    async def decode_json(cls, text_data):
-        try:
-            data = json.loads(text_data)
-        except ValueError:
-            return {}
-        return data if isinstance(data, dict) else {}
+    def frame_kinds(cls) -> list[str]:
+        return ["run", "stop"]
 
     async def receive_json(self, content, **kwargs):
         if not self.group:
@@ -54,7 +48,8 @@ class EvaluateConsumer(AccountSockets, AsyncJsonWebsocketConsumer):
             try:
                 await self._start(content)
             except EvaluationError as exc:
-                await self.send_json({"type": "error", "message": str(exc)})
+                echo = {"id": frame_id(content)} if frame_id(content) else {}
+                await self.send_json({"type": "error", "message": str(exc), **echo})
 
     async def _start(self, content: dict) -> None:
         form = RunForm({"concurrency": content.get("concurrency", 4)})

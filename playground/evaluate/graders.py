@@ -12,6 +12,8 @@ import jsonschema_rs
 import regex
 from django import forms
 
+from playground import inputs
+
 REGEX_TIMEOUT = 0.1  # seconds per answer
 MAX_PATTERN = 500
 MAX_SCHEMA = 20_000
@@ -87,7 +89,7 @@ class GradersForm(forms.Form):
         if not text:
             return None
         try:
-            schema = json.loads(text)
+            schema = inputs.loads(text)
         except ValueError as exc:
             raise forms.ValidationError(f"JSON Schema: not valid JSON ({exc}).") from None
         try:
@@ -148,12 +150,12 @@ def initial_of(config: dict) -> dict:
 def _loads(text: str):
     """The answer as JSON: as is, or the inside of one fenced code block."""
     try:
-        return json.loads(text)
+        return inputs.loads(text)
     except ValueError:
         fenced = FENCE.match(text)
         if not fenced:
             raise
-        return json.loads(fenced.group(1))
+        return inputs.loads(fenced.group(1))
 
 
 def grade(output: str, expected: str, config: dict, earlier: dict | None = None) -> dict:

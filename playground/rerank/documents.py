@@ -11,6 +11,8 @@ import csv
 import io
 import json
 
+from playground import inputs
+
 FORMATS = [("lines", "One per line"), ("csv", "CSV"), ("jsonl", "JSON Lines")]
 MAX_DOCUMENTS = 20000
 MAX_FILE_BYTES = 20 * 1024 * 1024
@@ -90,7 +92,10 @@ def _jsonl(text: str) -> list[str]:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            item = inputs.loads(line)
+        except inputs.InputError as exc:
+            rule = str(exc).partition(": ")[2]
+            raise DocumentsError(f"documents: {rule} (line {number}).") from None
         except ValueError as exc:
             raise DocumentsError(f"documents: line {number}: not valid JSON ({exc.msg}).") from None
         if isinstance(item, dict):

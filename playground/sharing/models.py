@@ -150,11 +150,20 @@ def get_share(request, pk) -> Share:
     return get_object_or_404(Share.objects.for_user(request.user), pk=pk)
 
 
+class LinkGone(Http404):
+    """A share link that cannot be opened; `expired` when it was (a 410 page says so), else revoked or unknown."""
+
+    def __init__(self, expired: bool = False):
+        super().__init__("This link expired." if expired else "No such link.")
+        self.expired = expired
+
+
 def get_public_share(token: str, user) -> Share:
-    """The share behind a token as its viewer may see it: 404 when revoked, expired or not for this viewer."""
+    """The share behind a token as its viewer may see it: LinkGone (a 404) when revoked, expired, not for this
+    viewer or its owner was deactivated."""
     share = Share.objects.served().filter(token=token).first()
     if share is None or not share.visible_to(user):
-        raise Http404("No such link.")
+        raise LinkGone(expired=share is not None and share.expired)
     return share
 
 

@@ -1,19 +1,21 @@
+import functools
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST, require_safe
 
+from playground import inputs
 from playground.catalog.models import CatalogModel
 from playground.connections.models import Connection
 from playground.lib import downloads, files
 from playground.sharing import freeze as freezing
 from playground.sharing import kinds, snippets
 from playground.sharing.forms import ForkForm, LinkForm, ShareForm
-from playground.sharing.models import Share, get_public_share, get_share, tell_viewers
+from playground.sharing.models import LinkGone, Share, get_public_share, get_share, tell_viewers
 
 # Share pages run under a stricter policy than the rest: nothing but our own scripts, styles, images and media.
 SHARE_POLICY = "; ".join(
@@ -32,19 +34,41 @@ SHARE_POLICY = "; ".join(
 FILE_POLICY = "default-src 'none'; sandbox"
 
 
+def gone_page(view):
+    """A link that cannot be opened answers a page in the site's layout: 410 when it expired, else 404."""
+
+    @functools.wraps(view)
+    def wrapper(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except LinkGone as gone:
+            return _private(gone_response(request, gone.expired))
+
+    return wrapper
+
+
+def gone_response(request, expired: bool):
+    if expired:
+        context = {
+            "title": "This link expired",
+            "words": "This share link expired: its owner chose how long it would work.",
+            "next_step": "Ask whoever sent it for a new link.",
+        }
+        return render(request, "problem.html", context, status=410)
+    context = {
+        "title": "Link not found",
+        "words": "This share link was revoked by its owner, or it never existed (check that it was copied whole).",
+        "next_step": "Ask whoever sent it for a new link.",
+    }
+    return render(request, "problem.html", context, status=404)
+
+
 def _private(response, policy: str = SHARE_POLICY):
     response["X-Robots-Tag"] = "noindex, nofollow"
     response["Referrer-Policy"] = "no-referrer"
     response["Content-Security-Policy"] = policy
     response["Cache-Control"] = "private, no-store"
     return response
-
-
-def _back(request, fallback: str) -> str:
-    target = request.POST.get("next") or request.GET.get("next") or ""
-    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
-        return target
-    return fallback
 
 
 # ---------------------------------------------------------------- the owner's side
@@ -104,7 +128,7 @@ def update(request, pk: int):
     else:
         tell_viewers(share.group, "share.updated")
         messages.success(request, f"“{share.title}” updated: the link shows the content as it is now.")
-    return redirect(_back(request, reverse("sharing:index")))
+    return HttpResponseRedirect(inputs.next_url(request, reverse("sharing:index")))
 
 
 @require_http_methods(["GET", "POST"])
@@ -123,8 +147,8 @@ def edit(request, pk: int):
         share.save(update_fields=["title", "titled", "visibility", "team", "expires", "live"])
         tell_viewers(share.group, "share.changed")  # a viewer the link no longer admits is closed out
         messages.success(request, f"“{share.title}” saved: the link is the same, with its new settings.")
-        return redirect(_back(request, reverse("sharing:index")))
-    context = {"share": share, "form": form, "declared": share.declared_kind, "next": _back(request, "")}
+        return HttpResponseRedirect(inputs.next_url(request, reverse("sharing:index")))
+    context = {"share": share, "form": form, "declared": share.declared_kind, "next": inputs.next_url(request, "")}
     return render(request, "sharing/edit.html", context)
 
 
@@ -134,7 +158,7 @@ def revoke(request, pk: int):
     title = share.title
     share.delete()  # live viewers are told by the model's post_delete
     messages.success(request, f"Link to “{title}” revoked: it answers 404 from now on.")
-    return redirect(_back(request, reverse("sharing:index")))
+    return HttpResponseRedirect(inputs.next_url(request, reverse("sharing:index")))
 
 
 # ---------------------------------------------------------------- the viewer's side
@@ -142,6 +166,7 @@ def revoke(request, pk: int):
 
 @login_not_required
 @require_GET
+@gone_page
 def view(request, token: str):
     share = get_public_share(token, request.user)
     share.count_view()
@@ -159,6 +184,7 @@ def view(request, token: str):
 
 @login_not_required
 @require_safe
+@gone_page
 def shared_file(request, token: str, key: str):
     share = get_public_share(token, request.user)
     item = get_object_or_404(share.files, key=key)
@@ -178,6 +204,7 @@ def shared_file(request, token: str, key: str):
 
 
 @require_http_methods(["GET", "POST"])
+@gone_page
 def fork(request, token: str):
     """Copy a shared item into the viewer's account, on a connection of theirs."""
     share = get_public_share(token, request.user)

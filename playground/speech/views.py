@@ -8,6 +8,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST, require_safe
 from django_htmx.http import reswap, retarget
 
+from playground import inputs
 from playground.catalog.params import DEFAULT_SAMPLE_RATE, SAMPLE_RATES, SPEECH_INPUT_LIMIT
 from playground.connections.models import Connection
 from playground.lib import downloads, files
@@ -81,7 +82,7 @@ def _initial_from(clip: SpeechClip) -> dict:
 async def index(request):
     initial = {key: request.GET[key] for key in ("connection", "model", "voice") if request.GET.get(key)}
     if request.GET.get("reuse"):
-        initial = _initial_from(await aget_clip(request, request.GET["reuse"]))
+        initial = _initial_from(await aget_clip(request, inputs.object_id(request.GET["reuse"])))
     form, voices_error = await _form(request, initial=initial)
     return await _render(request, "speech/index.html", form, voices_error)
 

@@ -6,6 +6,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
+from playground import inputs
 from playground.sharing import freeze as freezing
 from playground.sharing import kinds
 from playground.sharing.models import Share, tell_viewers
@@ -36,7 +37,7 @@ def move_view(request, kind: str, pk: int):
     if not declared.library:
         raise Http404(f"{declared.plural} do not go to a team library.")
     item = declared.get(request, pk)  # the user's own item, or 404
-    team = get_object_or_404(Team.objects.for_user(request.user), pk=request.POST.get("team") or 0)
+    team = get_object_or_404(Team.objects.for_user(request.user), pk=inputs.object_id(request.POST.get("team")))
     try:
         share, created = move(request.user, item, team)
     except freezing.NotShareable as exc:

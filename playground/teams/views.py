@@ -225,11 +225,16 @@ def revoke_invite(request, pk, iid):
 @require_http_methods(["GET", "POST"])
 def join(request, token):
     item = Invite.objects.select_related("team").filter(token=token).first()
-    if item is None:
-        raise Http404("No such invite.")
+    if item is not None and item.team.memberships.filter(user=request.user).exists():
+        return redirect("teams:detail", item.team.pk)
+    if item is None or item.revoked:
+        context = {
+            "title": "Invite not found",
+            "words": "This invite link was revoked, or it never existed (check that it was copied whole).",
+            "next_step": "Ask an owner or admin of the team for a new one.",
+        }
+        return render(request, "problem.html", context, status=404)
     team = item.team
-    if team.memberships.filter(user=request.user).exists():
-        return redirect("teams:detail", team.pk)
     if not item.usable:
         words = {"revoked": "was revoked", "used": "was already used", "expired": "has expired"}[item.state]
         return render(request, "teams/join.html", {"invite": item, "problem": words}, status=410)

@@ -94,5 +94,23 @@
     }
   });
 
+  // Input the server refused before any view read it (a NUL character: inputs.py) comes back as a 400 that htmx
+  // does not swap: its words go where the page's messages go.
+  document.addEventListener("htmx:responseError", function (event) {
+    var xhr = event.detail.xhr;
+    if (!xhr.getResponseHeader("X-Refused-Input")) return;
+    var flash = document.querySelector(".flash");
+    if (!flash) {
+      flash = document.createElement("div");
+      flash.className = "flash";
+      flash.setAttribute("role", "alert");
+      document.getElementById("main").before(flash);
+    }
+    var line = document.createElement("p");
+    line.className = "flash-error";
+    line.textContent = xhr.responseText;
+    flash.replaceChildren(line);
+  });
+
   window.Playground = { copy: copy, selectTab: selectTab };
 })();

@@ -86,15 +86,15 @@ def test_an_unknown_or_malformed_token_is_404(client):
     assert client.get("/s/short/").status_code == 404
 
 
-def test_an_expired_link_is_404_once_the_time_passes(client, make_share, conversation, monkeypatch):
+def test_an_expired_link_is_410_once_the_time_passes(client, make_share, conversation, monkeypatch):
     share = make_share(conversation)
     share.set_expiry("1h")
     share.save()
     assert client.get(link(share)).status_code == 200
     later = timezone.now() + timedelta(hours=1, seconds=1)
     monkeypatch.setattr("playground.sharing.models.timezone.now", lambda: later)
-    assert client.get(link(share)).status_code == 404
-    assert client.get(reverse("sharing:file", args=[share.token, share.files.get().key])).status_code == 404
+    assert client.get(link(share)).status_code == 410
+    assert client.get(reverse("sharing:file", args=[share.token, share.files.get().key])).status_code == 410
 
 
 def test_never_expiring_links_have_no_date(make_share, conversation):

@@ -13,6 +13,7 @@ from channels.layers import get_channel_layer
 from django.db import transaction
 from django.http import Http404
 
+from playground import inputs
 from playground.chat import branches
 from playground.chat.forms import MESSAGE_LIMIT
 from playground.chat.models import Conversation, Message
@@ -50,9 +51,10 @@ def content_of(args: dict, *, required: bool = True) -> str:
     content = content if isinstance(content, str) else ""
     if required and not content.strip():
         raise Refused("content: write the message (it cannot be empty).")
-    if len(content) > MESSAGE_LIMIT:
-        raise Refused(f"content: {len(content)} characters; the limit is {MESSAGE_LIMIT}.")
-    return content
+    try:
+        return inputs.text(content, "content", limit=MESSAGE_LIMIT)
+    except inputs.InputError as exc:
+        raise Refused(f"{exc}.") from None
 
 
 async def _turn(conversation: Conversation, user, content: str | None, **where) -> Turn:

@@ -6,7 +6,6 @@ a column and closes the comparison: the others stay as siblings (‹ 2/4 ›).
 """
 
 import asyncio
-import json
 import uuid
 
 from asgiref.sync import sync_to_async
@@ -14,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from playground import inputs
 from playground.catalog.params import CHAT_PARAMS, params_form
 from playground.chat import branches
 from playground.chat.forms import MAX_ATTACHMENTS, apply_attachment_options, clean_attachments
@@ -63,7 +63,9 @@ def columns_of(args: dict) -> list[dict]:
         params = column.get("params") or {}
         if isinstance(params, str):
             try:
-                params = json.loads(params) if params.strip() else {}
+                params = inputs.loads(params, field=f"columns[{index}].params") if params.strip() else {}
+            except inputs.InputError as exc:
+                raise Refused(f"{exc}.") from None
             except ValueError as exc:
                 raise Refused(f"columns[{index}].params: not valid JSON ({exc}).") from None
         if not isinstance(params, dict):
