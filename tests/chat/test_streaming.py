@@ -221,13 +221,16 @@ async def test_non_streaming_mode_gives_one_done_event(live_server, alice, make_
     assert message.usage["completion_tokens"] > 0 and message.trace_id
 
 
-async def test_hostile_frames_are_ignored_and_the_socket_keeps_working(live_server, alice, make_conversation):
+async def test_hostile_frames_are_answered_invalid_and_the_socket_keeps_working(live_server, alice, make_conversation):
     conversation = await sync_to_async(make_conversation)()
     turn = await services.send(conversation, "hello")
     message = await finish(turn.assistant.pk)
     ws = await connect(conversation.pk, alice)
     for frame in ("[" * 100_000, '{"type": "subscribe", "message_id": NaN}', '{"type": "sub\\u0000scribe"}', "nope"):
         await ws.send_to(text_data=frame)
+    # Each is answered once, in words (the frame boundary, lib/frames.py), and the socket stays open.
+    for _ in range(4):
+        assert (await ws.receive_json_from(timeout=5))["type"] == "invalid"
     assert await ws.receive_nothing(timeout=0.3)
     await ws.send_json_to({"type": "subscribe", "message_id": message.pk, "after": 0})
     event = await ws.receive_json_from(timeout=5)

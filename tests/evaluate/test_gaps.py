@@ -5,8 +5,8 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from playground.evaluate import cases, services, templating
+from playground.evaluate import sharing as freeze
 from playground.evaluate.models import Cell, TestCase
-from playground.sharing import freeze
 from tests.evaluate.conftest import connect, make_evaluation, receive_until
 from tests.evaluate.test_live import finished, run
 
