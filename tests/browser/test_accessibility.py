@@ -31,6 +31,11 @@ SIGNED_IN = [
     "/import/",
     "/accounts/password/",
 ]
+PROSE = """() => {
+  const main = document.querySelector("main").cloneNode(true);
+  main.querySelectorAll("pre, code, textarea, script, template").forEach(node => node.remove());
+  return main.textContent;
+}"""
 
 
 def check(page, urls: list[str]) -> list[str]:
@@ -41,6 +46,10 @@ def check(page, urls: list[str]) -> list[str]:
         for url in urls:
             response = page.goto(url)
             assert response.ok, f"{url}: {response.status}"
+            # Words for people, not markdown or Python: no raw backtick outside code.
+            prose = page.evaluate(PROSE)
+            if "`" in prose or "=False" in prose or "=True" in prose:
+                problems.append(f"{url}: code spelling in prose: {prose[:2000]}")
             for theme in THEMES:
                 page.evaluate(f"document.documentElement.dataset.theme = '{theme}'")
                 found = violations(page)

@@ -16,14 +16,12 @@
     countdown = null;
   }
 
-  function showLost(retryIn) {
+  function showLost(retryIn, offline) {
     clearTimeout(hideTimer);
     stopCountdown();
     banner.classList.remove("is-back");
-    // Only a change of words is announced (role=status): the countdown is not.
-    if (banner.hidden || text.textContent !== "Connection lost, reconnecting…") {
-      text.textContent = "Connection lost, reconnecting…";
-    }
+    // Screen readers hear it from the chat's live region (announce.js), not from the banner.
+    text.textContent = offline ? "You are offline: reconnecting when the network is back…" : "Connection lost, reconnecting…";
     banner.hidden = false;
     var at = Date.now() + (retryIn || 0);
     var tick = function () {
@@ -43,7 +41,7 @@
   }
 
   document.addEventListener("chat:connection", function (event) {
-    if (event.detail.state === "lost") showLost(event.detail.retryIn);
+    if (event.detail.state === "lost") showLost(event.detail.retryIn, event.detail.offline);
     else if (event.detail.state === "open") showBack();
   });
 

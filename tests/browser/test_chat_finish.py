@@ -1,0 +1,60 @@
+"""Chat details a newcomer meets: each test failed before its fix."""
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import orm
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
+
+
+def slider_of(page, name: str):
+    return page.get_by_label(name, exact=True).locator("xpath=following-sibling::input[@type='range']")
+
+
+def test_an_unset_parameter_s_slider_sits_at_its_default(open_chat):
+    page = open_chat("local/chat")
+    expect(page.get_by_label("n", exact=True)).to_have_value("")
+    expect(slider_of(page, "n")).to_have_value("1")
+    expect(slider_of(page, "frequency_penalty")).to_have_value("0")
+    # Set, it follows the box; cleared, it goes back to the default.
+    page.get_by_label("frequency_penalty", exact=True).fill("1.5")
+    expect(slider_of(page, "frequency_penalty")).to_have_value("1.5")
+    page.get_by_label("frequency_penalty", exact=True).fill("")
+    expect(slider_of(page, "frequency_penalty")).to_have_value("0")
+
+
+def test_a_model_without_tools_says_where_to_switch_them_on(open_chat):
+    page = open_chat("local/chat")
+    page.get_by_role("tab", name="Tools").click()
+    hint = page.get_by_role("tabpanel", name="Tools")
+    expect(hint).to_contain_text("does not list tool calling for local/chat")
+    hint.get_by_role("link", name="switch tools on in its model page").click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text("local/chat")
+
+
+def test_parallel_calls_of_one_function_have_result_boxes_told_apart(open_chat, alice):
+    from playground.chat.models import Conversation, Message
+
+    def answered_with_two_calls():
+        conversation = Conversation.objects.get(owner=alice)
+        question = Message.objects.create(conversation=conversation, role="user", content="Paris and Rome?")
+        calls = [
+            {
+                "id": f"call_{city}",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": f'{{"city": "{city}"}}'},
+            }
+            for city in ("paris", "rome")
+        ]
+        Message.objects.create(
+            conversation=conversation, role="assistant", parent=question, status="complete", tool_calls=calls
+        )
+
+    page = open_chat("local/tools")
+    orm(answered_with_two_calls)
+    page.reload()
+    answer = page.locator(".message-assistant").last
+    expect(answer.get_by_label("Result of get_weather, call 1 of 2")).to_be_visible()
+    expect(answer.get_by_label("Result of get_weather, call 2 of 2")).to_be_visible()
+    expect(answer.get_by_label("Arguments of get_weather, call 2 of 2")).to_contain_text("rome")

@@ -1,0 +1,42 @@
+"""A newcomer's path: signing up from a shared link's "Fork into my account" comes back to the fork."""
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.test_chat import send
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
+
+PASSWORD = "a-newcomer-passphrase-42"
+
+
+def share_a_conversation(page) -> str:
+    """alice's answered conversation, shared with anyone; the link's path."""
+    answer = send(page, "Write 20 words about tea")
+    expect(answer).to_have_attribute("data-status", "complete", timeout=60_000)
+    page.get_by_text("Share", exact=True).click()
+    page.get_by_role("link", name="Share link…").click()
+    page.get_by_role("button", name="Create link").click()
+    return page.locator("a[href^='/s/']").first.get_attribute("href")
+
+
+def test_signing_up_from_fork_comes_back_to_the_fork(open_chat, browser, live_server):
+    link = share_a_conversation(open_chat())
+    stranger = browser.new_context(base_url=live_server.url)
+    try:
+        page = stranger.new_page()
+        page.goto(link.rstrip("/") + "/fork/")
+        expect(page).to_have_url(re.compile(r"/accounts/login/\?next="))
+        page.get_by_role("link", name="Sign up").click()
+        page.get_by_label("Username").fill("newcomer")
+        page.get_by_label("Password", exact=True).fill(PASSWORD)
+        page.get_by_label("Password confirmation").fill(PASSWORD)
+        page.get_by_role("button", name="Sign up").click()
+        expect(page).to_have_url(re.compile(re.escape(link.rstrip("/")) + "/fork/$"))
+        page.get_by_role("button", name=re.compile("Fork")).click()
+        expect(page).to_have_url(re.compile(r"/c/\d+/$"))
+        expect(page.locator(".message-assistant")).to_have_count(1)
+    finally:
+        stranger.close()
