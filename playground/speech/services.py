@@ -18,7 +18,7 @@ from pathlib import Path
 from django.utils import timezone
 
 from playground.lib import detached
-from playground.speech.audio import wav_header
+from playground.speech.audio import settle_wav, wav_header
 from playground.speech.models import SpeechClip
 from playground.teams import usage as team_usage
 from playground.upstream import client
@@ -190,6 +190,9 @@ async def _relay(
         try:
             if output is not None:
                 await asyncio.to_thread(output.close)
+                if status == SpeechClip.COMPLETE and clip.response_format == "wav":
+                    # Streamed with unknown sizes: the finished file gets its true header (Range still works).
+                    await asyncio.to_thread(settle_wav, path)
             if not started.done():
                 started.set_exception(UpstreamError(kind="stream", message="The request was stopped."))
             if not started.cancelled() and started.exception() is None:
