@@ -85,7 +85,13 @@
     var form = event.target;
     var client = window.ChatClient;
     if (!form.matches || !form.matches("form[data-socket-action]") || !client || !client.request) return;
-    if (!client.request(frameOf(form), function (reply) { answered(form, reply); })) return;
+    // Taken before the buttons are disabled (which blurs them): the re-render gives the focus back (app.js).
+    var place = window.Playground ? window.Playground.focusPlace() : null;
+    var done = function (reply) {
+      answered(form, reply);
+      if (place) window.Playground.restoreFocus(place, list);
+    };
+    if (!client.request(frameOf(form), done)) return;
     event.preventDefault();
     form.classList.add("is-sending");
     form.querySelectorAll("button[type=submit]").forEach(function (button) { button.disabled = true; });

@@ -366,8 +366,10 @@
 
   // The final render: patched into the article in place when the blocks shown are its prefix (final.js).
   function finish(article, html, live) {
+    var place = window.Playground ? window.Playground.focusPlace() : null;
     var result = window.ChatFinal.apply(article, html, live);
     if (!result) return;
+    if (place) window.Playground.restoreFocus(place, result.article);
     stats[result.patched ? "patched" : "replaced"] += 1;
     prepare(result.article);
     emit(result.article, "chat:finished");
@@ -396,6 +398,8 @@
   function answered(data) {
     var callback = actions[data.id];
     delete actions[data.id];
+    // The re-render below may take the focused button away: the focus goes back to its place (app.js).
+    var place = window.Playground ? window.Playground.focusPlace() : null;
     if (data.type === "sent" && typeof data.thread === "string") {
       // A branch or compare action: the re-rendered thread, as its htmx POST swaps in. Its new answers started
       // before this reply, so they subscribe (a snapshot, then the deltas) like the POST's.
@@ -428,6 +432,7 @@
       scrollToEnd();
     }
     callback(data);
+    if (place) window.Playground.restoreFocus(place, inner);
     if (!posting()) deferredStarts.splice(0).forEach(insertArticles);
     emit(document, "chat:state");
   }
