@@ -218,7 +218,8 @@
   // ---------------------------------------------------------------- math
 
   var mathCache = new Map(); // "d|" or "i|" + TeX -> sanitized KaTeX HTML; the tail re-renders every frame
-  var MATH_OPTIONS = { throwOnError: false, trust: false, strict: "ignore", maxSize: 20, maxExpand: 1000, output: "htmlAndMathml" };
+  // Unsupported commands show in the theme's danger colour (KaTeX's own red is unreadable on the dark theme).
+  var MATH_OPTIONS = { throwOnError: false, trust: false, strict: "ignore", maxSize: 20, maxExpand: 1000, output: "htmlAndMathml", errorColor: "var(--danger)" };
 
   function mathHTML(tex, display) {
     var key = (display ? "d|" : "i|") + tex;
@@ -288,10 +289,19 @@
     if (element.__renderedAt - started > SLOW_MS) element.__slowAt = text.length;
   }
 
+  // New text between two renders goes at the very end of the open block (the last paragraph, item, cell or code
+  // block), never into an inline element: a rendered <strong> or <a> is closed, and text after it is not in it.
+  var OPEN_BLOCK = /^(P|LI|UL|OL|BLOCKQUOTE|PRE|H[1-6]|TABLE|THEAD|TBODY|TR|TD|TH|DIV)$/;
+
   function appendText(element, text) {
     var target = element;
-    while (target.lastElementChild && !target.lastElementChild.classList.contains("math")) {
-      target = target.lastElementChild;
+    for (;;) {
+      var last = target.lastChild;
+      // The renderer's line breaks between blocks are not where the text goes.
+      while (last && last.nodeType === 3 && !last.nodeValue.trim() && last.previousSibling) last = last.previousSibling;
+      if (!last || last.nodeType !== 1) break;
+      if (!OPEN_BLOCK.test(last.tagName) && !(last.tagName === "CODE" && target.tagName === "PRE")) break;
+      target = last;
     }
     target.appendChild(document.createTextNode(text));
   }
