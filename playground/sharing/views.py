@@ -354,6 +354,7 @@ def code(request, kind: str, pk: int):
         raise Http404("An evaluation has no single request to show as code.")
     item = _source(request, kind, pk)
     notes = []
+    connection = getattr(item, "connection", None)
     if kind == Share.CONVERSATION:
         connection = chat_services.connection_for(item)
         chat_request = chat_services.preview_request(item, "Your next message")
@@ -374,7 +375,16 @@ def code(request, kind: str, pk: int):
         )
         notes.append(f"Run it beside {item.input_filename or 'requests.jsonl'} (the batch's input file).")
     context = {"title": freezing.title_of(item), "snippets": snippets, "notes": notes, "back": _source_url(kind, pk)}
+    context["api_key"] = _own_local_key(request, connection)
     return render(request, "sharing/code.html", context)
+
+
+def _own_local_key(request, connection) -> str:
+    """The key of the viewer's own Local connection, filled into the code so that it runs as shown (a key of a
+    team's or of any other connection is never shown)."""
+    if connection is None or not connection.is_local or connection.team_id or connection.owner_id != request.user.pk:
+        return ""
+    return connection.get_key()
 
 
 @require_GET

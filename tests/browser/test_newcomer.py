@@ -5,6 +5,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.conftest import orm
 from tests.browser.test_chat import send
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
@@ -40,3 +41,19 @@ def test_signing_up_from_fork_comes_back_to_the_fork(open_chat, browser, live_se
         expect(page.locator(".message-assistant")).to_have_count(1)
     finally:
         stranger.close()
+
+
+def test_a_rotated_local_key_is_shown_once_and_view_code_fills_it_in(open_chat):
+    from playground.connections.models import Connection
+
+    page = open_chat()
+    conversation = page.url
+    page.goto("/connections/")
+    page.get_by_role("link", name="Rotate key").click()
+    page.get_by_role("button", name="Rotate key").click()
+    key = page.get_by_test_id("new-key").inner_text()
+    assert key == orm(lambda: Connection.objects.get(is_local=True).get_key())
+    page.get_by_role("link", name="Done").click()
+    expect(page.locator("main")).not_to_contain_text(key)
+    page.goto(conversation.rstrip("/").replace("/c/", "/code/conversation/") + "/")
+    expect(page.locator("#api-key-line")).to_have_text(f"export PLAYGROUND_API_KEY={key}")
