@@ -30,7 +30,7 @@
     var codeClass = language ? ' class="language-' + escapeHtml(language) + '"' : "";
     return '<div class="code-block"><div class="code-head"><span class="code-lang">' + label + "</span>" +
       '<button type="button" class="copy-button" data-copy-code="">Copy</button></div>' +
-      "<pre><code" + codeClass + ">" + escapeHtml(code) + "</code></pre></div>\n";
+      '<pre tabindex="0"><code' + codeClass + ">" + escapeHtml(code) + "</code></pre></div>\n";
   }
 
   function hostOf(url) {
@@ -151,7 +151,7 @@
   var TAGS = ["p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "s", "del", "code", "pre",
     "blockquote", "ul", "ol", "li", "a", "img", "table", "thead", "tbody", "tr", "th", "td", "span", "div", "button"];
   var ATTRIBUTES = {
-    a: ["href", "title"], img: ["src", "alt", "title"], code: ["class"], ol: ["start"], th: ["style"], td: ["style"],
+    a: ["href", "title"], img: ["src", "alt", "title"], code: ["class"], ol: ["start"], th: ["style"], td: ["style"], pre: ["tabindex"],
     button: ["type", "data-src", "data-copy-code", "title", "class"], span: ["class"], div: ["class"],
   };
   var CLASSES = {
@@ -171,6 +171,7 @@
     if (tag === "a" && name === "href") return ["http", "https", "mailto"].indexOf(schemeOf(value)) >= 0 ? value : null;
     if (tag === "img" && name === "src") return DATA_IMAGE.test(value) ? value : null;
     if (tag === "button" && name === "data-src") return ["http", "https"].indexOf(schemeOf(value)) >= 0 ? value : null;
+    if (name === "tabindex") return tag === "pre" ? "0" : null;
     if (name === "style") {
       var align = /^\s*text-align\s*:\s*(left|right|center)\s*;?\s*$/i.exec(value);
       return align ? "text-align:" + align[1].toLowerCase() : null;
