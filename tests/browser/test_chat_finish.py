@@ -58,3 +58,27 @@ def test_parallel_calls_of_one_function_have_result_boxes_told_apart(open_chat, 
     expect(answer.get_by_label("Result of get_weather, call 1 of 2")).to_be_visible()
     expect(answer.get_by_label("Result of get_weather, call 2 of 2")).to_be_visible()
     expect(answer.get_by_label("Arguments of get_weather, call 2 of 2")).to_contain_text("rome")
+
+
+def test_a_new_chat_takes_a_system_prompt_and_parameters_before_its_first_message(alice_page, catalog):
+    from playground.chat.models import Conversation
+
+    page = alice_page
+    page.goto("/")
+    page.get_by_label("Model", exact=True).select_option("local/reasoner")
+    # The panel follows the model picked (its parameters), keeping what was typed.
+    expect(page.get_by_label("thinking_budget")).to_be_visible()
+    page.get_by_label("System prompt").fill("Answer like a pirate.")
+    page.get_by_label("Model", exact=True).select_option("local/chat")
+    expect(page.get_by_label("thinking_budget")).to_have_count(0)
+    expect(page.get_by_label("System prompt")).to_have_value("Answer like a pirate.")
+    page.get_by_label("temperature", exact=True).fill("0.3")
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("Write 10 words about ships")
+    box.press("Enter")
+    page.wait_for_url("**/c/*/")
+    expect(page.locator(".message-assistant").last).to_have_attribute("data-status", "complete", timeout=60_000)
+    conversation = orm(Conversation.objects.get)
+    assert conversation.system_prompt == "Answer like a pirate."
+    assert conversation.params.get("temperature") == 0.3
+    expect(page.get_by_label("System prompt")).to_have_value("Answer like a pirate.")

@@ -90,6 +90,7 @@
     if (event.detail.target && event.detail.target.id === "panel") keepTab = selectedTab();
   });
   document.addEventListener("htmx:afterSettle", function (event) {
+    addSliders(); // the start page's settings come out of band, with the picker
     if (!event.detail.target || event.detail.target.id !== "panel") return;
     var panel = document.getElementById("panel");
     if (keepTab && panel && window.Playground) {
