@@ -57,3 +57,32 @@ def test_a_rotated_local_key_is_shown_once_and_view_code_fills_it_in(open_chat):
     expect(page.locator("main")).not_to_contain_text(key)
     page.goto(conversation.rstrip("/").replace("/c/", "/code/conversation/") + "/")
     expect(page.locator("#api-key-line")).to_have_text(f"export PLAYGROUND_API_KEY={key}")
+
+
+def test_the_empty_start_page_walks_a_new_user_through_to_a_first_answer(alice_page, catalog):
+    page = alice_page
+    page.goto("/")
+    tour = page.get_by_role("region", name="Welcome to the playground")
+    for part in ("Rerank", "Speech", "Batches", "Evaluate", "Teams", "Connections"):
+        expect(tour.get_by_role("link", name=part, exact=True)).to_be_visible()
+    tour.get_by_role("button", name="Ask a first question").click()
+    page.wait_for_url("**/c/*/")
+    expect(page.locator(".message-assistant").last).to_have_attribute("data-status", "complete", timeout=60_000)
+    page.goto("/")
+    expect(page.get_by_role("region", name="Welcome to the playground")).to_have_count(0)
+
+
+# (The voices page always lists the built-in voices.)
+EMPTY_LISTS = ["/", "/rerank/", "/speech/", "/batches/", "/evaluate/", "/teams/", "/shared/"]
+
+
+def test_every_empty_list_says_what_it_is_for_and_offers_one_action(alice_page, catalog):
+    page = alice_page
+    for url in EMPTY_LISTS:
+        page.goto(url)
+        empty = page.locator(".empty").filter(has=page.locator("a"))
+        assert empty.count() >= 1, f"{url}: no empty state with an action"
+        for index in range(empty.count()):
+            state = empty.nth(index)
+            assert state.locator("a").count() == 1, f"{url}: {state.inner_text()}"
+            assert ": " in state.inner_text(), f"{url}: one sentence saying what the list is for: {state.inner_text()}"
