@@ -19,7 +19,18 @@ STATIC_CALL = re.compile(r"""\bstatic\(\s*['"]([^'"]+)['"]\s*\)""")  # template 
 SCRIPT_SRC = re.compile(r"""<script[^>]*\bsrc="([^"]+)\"""")
 CHAT_SCRIPTS = {
     f"js/chat/{name}.js"
-    for name in ("messages", "attachments", "panel", "composer", "markdown", "choices", "final", "reconnect", "stream")
+    for name in (
+        "messages",
+        "attachments",
+        "panel",
+        "composer",
+        "markdown",
+        "choices",
+        "final",
+        "reconnect",
+        "start",
+        "stream",
+    )
 }
 # Vendored for the browser tests, which inject it into each page they open (tests/browser/axe.py); no page loads it.
 TEST_ONLY = {"vendor/axe.min.js"}

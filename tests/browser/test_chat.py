@@ -315,7 +315,9 @@ def test_a_new_user_sees_the_empty_state_and_starts_a_conversation_from_the_comp
     orm(call_command, "seed_catalog", verbosity=0)
     page = alice_page
     page.goto("/")
-    expect(page.locator("#conversation-list")).to_contain_text("No conversations yet — start one")
+    expect(page.locator("#conversation-list")).to_contain_text(
+        "No conversations yet: each one you start is listed here."
+    )
     screenshot(page, "chat-empty")
     box = page.get_by_role("textbox", name="Message")
     box.fill("What is 6 * 7?")

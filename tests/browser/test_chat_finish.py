@@ -1,5 +1,7 @@
 """Chat details a newcomer meets: each test failed before its fix."""
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -82,3 +84,27 @@ def test_a_new_chat_takes_a_system_prompt_and_parameters_before_its_first_messag
     assert conversation.system_prompt == "Answer like a pirate."
     assert conversation.params.get("temperature") == 0.3
     expect(page.get_by_label("System prompt")).to_have_value("Answer like a pirate.")
+
+
+def test_the_first_message_of_a_new_chat_pushes_the_address_without_a_reload(alice_page, catalog):
+    page = alice_page
+    page.goto("/")
+    page.evaluate("window.samePage = true")
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("Write 60 words about lighthouses")
+    box.press("Enter")
+    page.wait_for_url("**/c/*/")
+    answer = page.locator(".message-assistant").last
+    expect(answer).to_have_attribute("data-status", "complete", timeout=60_000)
+    assert page.evaluate("window.samePage") is True, "the page reloaded"
+    # The page is the conversation's now: its toolbar, panel and composer work.
+    expect(page.get_by_role("tab", name="Parameters")).to_be_visible()
+    expect(page.get_by_text("Share", exact=True)).to_be_visible()
+    expect(page.locator("#conversation-list, .conversation-list").first).to_contain_text("Write 60 words")
+    page.get_by_role("textbox", name="Message").fill("And 10 more words")
+    page.get_by_role("textbox", name="Message").press("Enter")
+    expect(page.locator(".message-assistant")).to_have_count(2)
+    expect(page.locator(".message-assistant").last).to_have_attribute("data-status", "complete", timeout=60_000)
+    assert page.evaluate("window.samePage") is True
+    page.go_back()
+    expect(page).to_have_url(re.compile(r"/$"))

@@ -29,7 +29,7 @@ def test_a_new_user_makes_a_team_demo_that_a_second_new_user_chats_in(browser, l
         owner = owner_context.new_page()
         owner.goto("/accounts/signup/")
         sign_up(owner, "ada")
-        owner.get_by_role("link", name="Teams").click()
+        owner.get_by_role("navigation", name="Main").get_by_role("link", name="Teams").click()
         owner.get_by_label("Name").fill("Demo team")
         owner.get_by_role("button", name="Create team").click()
         expect(owner.get_by_role("heading", level=1)).to_contain_text("Demo team")

@@ -469,6 +469,8 @@
     drop: function () { if (socket) socket.close(); },
     // Skips the wait of the backoff (the connection banner's button).
     reconnect: reconnectNow,
+    // The start page became a conversation's page (start.js): its articles live, its websocket open.
+    start: function () { adopt(); scrollToEnd(); connect(); },
     connected: function () { return socket !== null; },
   };
 })();
