@@ -114,3 +114,11 @@ def test_the_menu_button_shows_on_a_phone_only_and_no_other_button_looks_like_it
     phone.set_viewport_size({"width": 1440, "height": 900})
     expect(menu).to_be_hidden()
     expect(phone.get_by_role("navigation", name="Main").get_by_role("link", name="Rerank")).to_be_visible()
+
+
+@pytest.mark.needs_local_api
+def test_the_start_page_settings_open_on_a_phone_before_the_first_message(phone):
+    phone.goto("/")
+    expect(phone.get_by_label("System prompt")).to_be_hidden()
+    phone.get_by_role("button", name="Settings").click()
+    assert_on_screen(phone.get_by_label("System prompt"))
