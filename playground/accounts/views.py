@@ -3,6 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
 from playground.accounts import policy, throttle
@@ -39,11 +40,19 @@ def login(request):
     return response
 
 
+def _next(request) -> str:
+    """The page to go to after signing up (a fork, an invite), kept only when it is on this site."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    safe = url_has_allowed_host_and_scheme(target, {request.get_host()}, require_https=request.is_secure())
+    return target if safe else ""
+
+
 @login_not_required
 @require_http_methods(["GET", "POST"])
 def signup(request):
+    after = _next(request)
     if request.user.is_authenticated:
-        return redirect("chat:index")
+        return redirect(after or "chat:index")
     if refusal := policy.signup_refusal(request):
         return render(request, "registration/signup_closed.html", {"words": refusal}, status=403)
     form = UserCreationForm(request.POST or None)
@@ -56,5 +65,5 @@ def signup(request):
         if form.is_valid():
             user = form.save()
             auth_login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-            return redirect("chat:index")
-    return render(request, "registration/signup.html", {"form": form})
+            return redirect(after or "chat:index")
+    return render(request, "registration/signup.html", {"form": form, "next": after})

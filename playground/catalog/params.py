@@ -221,7 +221,7 @@ def form_field(param: Param, *, placeholders: bool = False) -> forms.Field:
         if param.kind == "float":
             field_.widget.attrs["step"] = param.step or "any"
         if placeholders:
-            field_.widget.attrs["placeholder"] = default or "default"
+            field_.widget.attrs["placeholder"] = "default" if default == "" else default
         return field_
     if param.kind == "choice":
         choices = [(c, c) for c in param.choices]

@@ -5,7 +5,13 @@ conversations whose tools the Tools tab can copy."""
 from django.core.exceptions import ValidationError
 
 from playground.chat import services
-from playground.chat.forms import ChatModelPicker, accept_attribute, apply_attachment_options, clean_attachments
+from playground.chat.forms import (
+    ChatModelPicker,
+    accept_attribute,
+    apply_attachment_options,
+    chat_params_form,
+    clean_attachments,
+)
 from playground.chat.models import Conversation
 
 
@@ -29,7 +35,8 @@ def start_picker(request, connection_id=None, model_id=None) -> dict:
     if connection_id is None and not model_id:
         connection_id, model_id = last_used(request.user)
     picker = ChatModelPicker(user=request.user, initial={"connection": connection_id, "model": model_id})
-    return {"picker": picker, "accept": accept_attribute(picker.chosen_model)}
+    params = chat_params_form(picker.chosen_model, request.POST if request.method == "POST" else None)
+    return {"picker": picker, "accept": accept_attribute(picker.chosen_model), "params": params}
 
 
 def uploads_of(request, conversation, composer) -> list:

@@ -61,6 +61,9 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
         if actions.name_of(content):
             await actions.run(self.scope["user"], self.conversation_id, content, self.send_json, self.warm)
             return
+        if content.get("type") == "ping":  # the page's heartbeat (stream.js): a silent socket is a dead one
+            await self.send_json({"type": "pong"})
+            return
         if content.get("type") == "warm":  # someone types: a send may come (warm.py)
             fields = actions.form_fields(content)
             if fields is not None:

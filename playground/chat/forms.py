@@ -141,9 +141,8 @@ def parse_tools(text: str) -> list:
     except inputs.InputError as exc:
         raise forms.ValidationError(f"{exc}.") from None
     except json.JSONDecodeError as exc:
-        raise forms.ValidationError(
-            f"tools: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}."
-        ) from None
+        # Where, not the parser's own words: the browser's parser words it differently (static/js/chat/tools.js).
+        raise forms.ValidationError(f"tools: not valid JSON at line {exc.lineno}, column {exc.colno}.") from None
     except ValueError as exc:
         raise forms.ValidationError(f"tools: not valid JSON ({exc}).") from None
     if not isinstance(tools, list):

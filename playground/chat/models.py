@@ -237,6 +237,13 @@ class Message(models.Model):
                     "value": typed.get(call_id, ""),
                 }
             )
+        # Parallel calls of one function get numbered labels ("get_weather, call 2 of 2"): a screen reader (and a
+        # test) tells their result boxes apart by name.
+        names = [card["name"] for card in cards]
+        for card in cards:
+            count = names.count(card["name"])
+            number = sum(1 for other in cards[: cards.index(card) + 1] if other["name"] == card["name"])
+            card["label"] = f"{card['name']}, call {number} of {count}" if count > 1 else card["name"]
         waiting = self.status == self.COMPLETE and not moved_on and any(card["result"] is None for card in cards)
         return {"cards": cards, "waiting": waiting}
 

@@ -26,7 +26,8 @@ def _code_block(code: str, language: str) -> str:
     return (
         f'<div class="code-block"><div class="code-head"><span class="code-lang">{label}</span>'
         f'<button type="button" class="copy-button" data-copy-code="">Copy</button></div>'
-        f"<pre><code{code_class}>{highlight(code, language)}</code></pre></div>\n"
+        # Focusable: a code block scrolls sideways, and a keyboard must be able to scroll it (WCAG 2.1.1).
+        f'<pre tabindex="0"><code{code_class}>{highlight(code, language)}</code></pre></div>\n'
     )
 
 
@@ -81,6 +82,8 @@ def _filter_attribute(tag: str, name: str, value: str) -> str | None:
         return value if _DATA_IMAGE.match(value) else None
     if tag == "button" and name == "data-src":
         return value if urlsplit(value).scheme in ("http", "https") else None
+    if name == "tabindex":
+        return "0" if tag == "pre" else None
     return value
 
 
@@ -94,6 +97,7 @@ _cleaner = nh3.Cleaner(
         "ol": {"start"},
         "th": {"style"},
         "td": {"style"},
+        "pre": {"tabindex"},
         "button": {"type", "data-src", "data-copy-code", "title"},
     },
     allowed_classes={

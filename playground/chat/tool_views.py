@@ -3,13 +3,13 @@
 from asgiref.sync import sync_to_async
 from django.db import DatabaseError
 from django.http import Http404, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
 
 from playground import inputs
 from playground.chat import services
-from playground.chat.forms import ChatModelPicker, accept_attribute
+from playground.chat.forms import ChatModelPicker, accept_attribute, chat_params_form
 from playground.chat.models import Conversation, Message, get_conversation
 from playground.chat.panel_views import PanelProblems, connections_of, panel_response
 from playground.chat.views import RETRY_UNAVAILABLE, _live_problem
@@ -93,4 +93,9 @@ def start_picker(request):
         initial={"connection": request.GET.get("connection") or None, "model": request.GET.get("model", "")},
     )
     context = {"picker": picker, "accept": accept_attribute(picker.chosen_model)}
-    return render(request, "chat/_start_picker.html", context)
+    html = render_to_string("chat/_start_picker.html", context, request)
+    # The parameters of the model now picked (out of band), keeping the system prompt typed so far.
+    start = {"params": chat_params_form(picker.chosen_model)}
+    settings = {"start": start, "oob": True, "system_prompt": request.GET.get("system_prompt", "")}
+    html += render_to_string("chat/_start_settings.html", settings, request)
+    return HttpResponse(html)

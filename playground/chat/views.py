@@ -285,7 +285,15 @@ async def create(request):
         await services.start_turn(outcome)
         outcome = outcome.conversation
     url = reverse("chat:conversation", args=[outcome.pk])
-    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+    if not request.htmx:
+        return redirect(url)
+    if isinstance(outcome, Conversation) and request.headers.get("X-Chat-Start") == "in-place":
+        # The start page becomes the conversation's page in place (static/js/chat/start.js takes its parts and
+        # pushes the address): the answer streams on without a reload.
+        response = await sync_to_async(lambda: render(request, "chat/index.html", _page(request, outcome)))()
+        response["X-Chat-Created"] = url
+        return response
+    return HttpResponseClientRedirect(url)
 
 
 def _message(request, pk, mid) -> Message:

@@ -116,7 +116,8 @@ class Connection(models.Model):
         if not self.is_local or mint is None:
             raise ValueError("only the built-in Local connection has a minted key")
         old = self.get_key() if self.encrypted_key else None
-        self.set_key(mint(local_key_label(self.owner_id), replaces=old))
+        label = team_local_key_label(self.team_id) if self.team_id else local_key_label(self.owner_id)
+        self.set_key(mint(label, replaces=old))
         self.save(update_fields=["encrypted_key", "key_hint"])
 
     @property
@@ -175,13 +176,32 @@ def local_key_label(user_id) -> str:
     return f"Local connection of user {user_id}"
 
 
+def team_local_key_label(team_id) -> str:
+    return f"Local connection of team {team_id}"
+
+
 def ensure_local_connection(user) -> Connection | None:
     """The user's built-in Local connection with its own key (None when the local API is off)."""
     mint = local_key_minter()
     if mint is None:
         return None
-    connection, _ = Connection.objects.get_or_create(owner=user, is_local=True, defaults={"name": "Local"})
+    connection, _ = Connection.objects.get_or_create(owner=user, is_local=True, team=None, defaults={"name": "Local"})
     if not connection.encrypted_key:
         connection.set_key(mint(local_key_label(user.pk)))
         connection.save(update_fields=["encrypted_key", "key_hint"])
     return connection
+
+
+def add_team_local_connection(team, user) -> Connection | None:
+    """A team's "Built-in (local API)" connection: this site's local API, served in-process like the Local one,
+    with a key minted for the team (never the operator's, nor a member's). None when the local API is off."""
+    mint = local_key_minter()
+    if mint is None:
+        return None
+    connection = Connection(owner=user, team=team, is_local=True, name=TEAM_LOCAL_NAME)
+    connection.set_key(mint(team_local_key_label(team.pk)))
+    connection.save()
+    return connection
+
+
+TEAM_LOCAL_NAME = "Built-in (local API)"

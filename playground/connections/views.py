@@ -74,6 +74,9 @@ def rotate_key(request, pk):
         return HttpResponseBadRequest("Only the built-in Local connection's key is rotated here; edit the others.")
     if request.method == "POST":
         connection.rotate_key()
-        messages.success(request, f"The key of “{connection.name}” was replaced; the old key no longer works.")
-        return redirect("connections:index")
+        # The new key in full, this once (the connections page shows it masked from now on).
+        context = {"connection": connection, "new_key": connection.get_key()}
+        response = render(request, "connections/rotate_key.html", context)
+        response["Cache-Control"] = "no-store"
+        return response
     return render(request, "connections/rotate_key.html", {"connection": connection})

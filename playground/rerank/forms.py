@@ -23,7 +23,8 @@ class RerankForm(ModelPickerForm):
     documents_file = forms.FileField(
         required=False,
         label="Or upload a file",
-        help_text=".txt (one per line), .csv (first column or a `text` column), .jsonl (`text` or `document`).",
+        help_text="A .txt file (one document per line), a .csv file (its “text” column, else its first) "
+        "or a .jsonl file (each line's “text” or “document” field).",
         widget=forms.ClearableFileInput(attrs={"accept": ".txt,.csv,.jsonl,.ndjson"}),
     )
 

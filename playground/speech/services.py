@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from playground.connections import gate
 from playground.lib import detached, files, metrics
-from playground.speech.audio import wav_header
+from playground.speech.audio import settle_wav, wav_header
 from playground.speech.models import SpeechClip
 from playground.upstream import client
 from playground.upstream.errors import UpstreamError
@@ -193,6 +193,9 @@ async def _relay(
         try:
             if output is not None:
                 await asyncio.to_thread(output.close)
+                if status == SpeechClip.COMPLETE and clip.response_format == "wav":
+                    # Streamed with unknown sizes: the finished file gets its true header (Range still works).
+                    await asyncio.to_thread(settle_wav, spool.path)
             if not started.done():
                 started.set_exception(UpstreamError(kind="stream", message="The request was stopped."))
             if not started.cancelled() and started.exception() is None:

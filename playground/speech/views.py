@@ -140,7 +140,11 @@ async def stream(request, pk):
 @require_GET
 def status(request, pk):
     clip = get_clip(request, pk)
-    return render(request, "speech/_clip_status.html", {"clip": clip})
+    html = render_to_string("speech/_clip_status.html", {"clip": clip}, request)
+    if not clip.streaming:
+        # The clip's row in the list gets its Download and Share too (out of band), without a reload.
+        html += render_to_string("speech/index.html#clip-item", {"item": clip, "item_oob": True}, request)
+    return HttpResponse(html)
 
 
 @require_safe

@@ -18,6 +18,7 @@ urlpatterns = [
     path("<int:pk>/members/<int:mid>/budget/", views.set_budget, name="set_budget"),
     path("<int:pk>/budget/", views.set_team_budget, name="set_team_budget"),
     path("<int:pk>/connections/new/", views.add_connection, name="add_connection"),
+    path("<int:pk>/connections/local/", views.add_local_connection, name="add_local_connection"),
     path("<int:pk>/connections/<int:cid>/", views.edit_connection, name="edit_connection"),
     path("<int:pk>/connections/<int:cid>/revoke/", views.revoke_connection, name="revoke_connection"),
     path("<int:pk>/connections/<int:cid>/delete/", views.delete_connection, name="delete_connection"),

@@ -1,6 +1,7 @@
 """Teams, their members and invite links, and their connections (which members use but never see)."""
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.contrib import messages
 from django.db import transaction
 from django.http import Http404, HttpResponse
@@ -10,7 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from playground.catalog.services import refresh_models
 from playground.connections.forms import ConnectionForm
-from playground.connections.models import Connection
+from playground.connections.models import Connection, add_team_local_connection
 from playground.teams import library, signals
 from playground.teams.forms import BudgetForm, InviteForm, RoleForm, TeamForm, TransferForm
 from playground.teams.models import (
@@ -52,6 +53,7 @@ def detail(request, pk):
         "me": me,
         "memberships": memberships,
         "connections": team.connections.all(),
+        "offer_local": settings.LOCAL_API and not team.connections.filter(is_local=True, revoked=False).exists(),
         "invites": team.invites.all()[:20] if me.manages else [],
         "invite_form": InviteForm(),
         "transfer_form": TransferForm(members=[m for m in memberships if m.role != OWNER]),
@@ -275,10 +277,28 @@ async def add_connection(request, pk):
     return await sync_to_async(render)(request, "teams/connection_form.html", context)
 
 
+@require_POST
+def add_local_connection(request, pk):
+    """One click: the team's connection to this site's own local API, with a key of the team's own."""
+    team, _ = get_managed_team(request, pk)
+    if team.connections.filter(is_local=True, revoked=False).exists():
+        messages.info(request, "The team already has the built-in connection.")
+        return redirect("teams:detail", team.pk)
+    connection = add_team_local_connection(team, request.user)
+    if connection is None:
+        messages.error(request, "The built-in local API is off on this server (LOCAL_API=off).")
+        return redirect("teams:detail", team.pk)
+    audit(team, request.user, "connection_added", f"Connection “{connection.name}” added ({connection.key_hint}).")
+    messages.success(request, f"Team connection “{connection.name}” added: members can chat on it now.")
+    return redirect("teams:detail", team.pk)
+
+
 @require_http_methods(["GET", "POST"])
 def edit_connection(request, pk, cid):
     team, _ = get_managed_team(request, pk)
     connection = _team_connection(team, cid)
+    if connection.is_local:
+        return HttpResponse("The built-in connection has nothing to edit: revoke it, or add it again.", status=400)
     form = ConnectionForm(request.POST or None, instance=connection, user=request.user)
     if request.method == "POST" and form.is_valid():
         connection.audit_actor = request.user

@@ -1,4 +1,5 @@
-// Small behaviours shared by every page: the phone menu, theme toggle, copy buttons, Ctrl/Cmd+K to search, tabs.
+// Small behaviours shared by every page: the phone menu, theme toggle, copy buttons, Ctrl/Cmd+K to search, tabs,
+// "?" for the list of keyboard shortcuts (templates/kit/_shortcuts.html), and the focus kept across htmx swaps.
 (function () {
   "use strict";
 
@@ -56,6 +57,8 @@
     var toggle = event.target.closest(".nav-toggle");
     if (toggle) { setMenu(toggle.getAttribute("aria-expanded") !== "true"); return; }
     if (!event.target.closest("#mainnav")) setMenu(false);
+    if (event.target.closest("[data-show-shortcuts]")) { showShortcuts(); return; }
+    if (event.target.closest("[data-close-dialog]")) { event.target.closest("dialog").close(); return; }
     var target = event.target.closest("#theme-toggle, .copy-button, [role=tab], [data-toggle-drawer]");
     if (!target) return;
     if (target.id === "theme-toggle") toggleTheme();
@@ -67,8 +70,22 @@
     }
   });
 
+  function typing(target) {
+    return target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
+  }
+
+  function showShortcuts() {
+    var dialog = document.getElementById("shortcuts");
+    if (dialog && !dialog.open) dialog.showModal();
+  }
+
   document.addEventListener("keydown", function (event) {
     if (event.key === "Escape") setMenu(false);
+    if (event.key === "?" && !typing(event.target) && !event.ctrlKey && !event.metaKey && !event.altKey) {
+      event.preventDefault();
+      showShortcuts();
+      return;
+    }
     if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "k") {
       var search = document.querySelector("[data-search]");
       if (search) { event.preventDefault(); search.focus(); search.select(); }
@@ -112,5 +129,71 @@
     flash.replaceChildren(line);
   });
 
-  window.Playground = { copy: copy, selectTab: selectTab };
+
+  // Where the focus is, in words that survive a re-render: the nearest element with an id around it, the control's
+  // kind and name, and the place of its article in the thread (a new branch puts a new article in the same place).
+  function focusPlace() {
+    var active = document.activeElement;
+    if (!active || active === document.body) return null;
+    var holder = active.closest("[id]");
+    var article = active.closest("article[data-message-id]");
+    var articles = article ? Array.from(document.querySelectorAll("#message-list article[data-message-id]")) : [];
+    return {
+      element: active,
+      holder: holder ? holder.id : "",
+      tag: active.tagName,
+      label: active.getAttribute("aria-label") || active.textContent.trim(),
+      article: article ? articles.indexOf(article) : -1,
+    };
+  }
+
+  function focusable(node) {
+    if (node.tabIndex < 0 && !node.hasAttribute("tabindex")) node.setAttribute("tabindex", "-1");
+    node.focus({ preventScroll: true });
+    return document.activeElement === node;
+  }
+
+  // The focus back where it was when a re-render took the focused element away; nothing when it is still there.
+  function restoreFocus(place, fallback) {
+    if (!place || (document.activeElement && document.activeElement !== document.body)) return;
+    // Still there but blurred (disabled, or its tabindex taken away by a re-render).
+    if (document.contains(place.element) && !place.element.disabled && focusable(place.element)) return;
+    var roots = [];
+    if (place.holder && document.getElementById(place.holder)) roots.push(document.getElementById(place.holder));
+    if (place.article >= 0) {
+      var articles = document.querySelectorAll("#message-list article[data-message-id]");
+      var same = articles[Math.min(place.article, articles.length - 1)];
+      if (same) roots.push(same);
+    }
+    for (var i = 0; i < roots.length; i++) {
+      var match = [roots[i]].concat(Array.from(roots[i].querySelectorAll(place.tag))).find(function (node) {
+        return node.tagName === place.tag && !node.disabled && node.offsetParent !== null &&
+          (node.getAttribute("aria-label") || node.textContent.trim()) === place.label;
+      });
+      if (match && focusable(match)) return;
+    }
+    var last = roots[0] || (typeof fallback === "string" ? document.querySelector(fallback) : fallback) || document.getElementById("main");
+    if (last && document.contains(last)) focusable(last);
+  }
+
+  // An htmx swap that takes away the focused element gives the focus back, so that a keyboard user goes on from
+  // where they were (the thread's re-renders over the websocket do the same, stream.js).
+  // Taken when the request starts too: hx-disabled-elt disables (and so blurs) the pressed button before the swap.
+  var placeBefore = null;
+  document.addEventListener("htmx:beforeRequest", function () {
+    placeBefore = focusPlace();
+  });
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    placeBefore = focusPlace() || placeBefore;
+    if (placeBefore) placeBefore.target = event.detail.target;
+  });
+  document.addEventListener("htmx:afterSettle", function () {
+    var place = placeBefore;
+    placeBefore = null;
+    if (!place) return;
+    var target = place.target && (document.contains(place.target) ? place.target : place.target.id && document.getElementById(place.target.id));
+    restoreFocus(place, target || null);
+  });
+
+  window.Playground = { copy: copy, selectTab: selectTab, focusPlace: focusPlace, restoreFocus: restoreFocus };
 })();

@@ -21,6 +21,7 @@ from playwright.sync_api import expect
 
 from playground.chat.models import Attachment, Conversation
 from playground.connections.models import ensure_local_connection
+from tests.browser import axe
 from tests.conftest import PASSWORD
 
 CHROMIUM = "/usr/bin/chromium"
@@ -77,22 +78,53 @@ def chromium():
     return CHROMIUM
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.when == "call":
+        item.call_failed = report.failed
+    return report
+
+
+def check_open_pages(request, contexts) -> None:
+    """axe on every page the test left open, as it left it: a new violation fails the test (in its teardown).
+    Skipped when the test itself failed (its own error says more) and under the `no_axe` marker."""
+    if getattr(request.node, "call_failed", True) or request.node.get_closest_marker("no_axe"):
+        return
+    problems = []
+    for context in contexts:
+        for page in context.pages:
+            if page.is_closed() or not page.url.startswith("http"):
+                continue
+            page.wait_for_load_state("load")
+            found = axe.violations(page)
+            if found:
+                problems.append(axe.describe(found, page.url))
+    assert not problems, "\n\n".join(problems)
+
+
 @pytest.fixture
-def browser(chromium, transactional_db):
+def browser(chromium, transactional_db, request):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=ARGS)
         yield browser
-        browser.close()
+        try:
+            check_open_pages(request, browser.contexts)
+        finally:
+            browser.close()
 
 
 @pytest.fixture
-def context(browser, live_server):
+def context(browser, live_server, request):
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 860})
     context.set_default_timeout(15_000)
     yield context
-    context.close()
+    try:
+        check_open_pages(request, [context])
+    finally:
+        context.close()
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ def test_create_a_batch_from_three_prompts_watch_it_complete_and_read_the_result
     orm(call_command, "seed_catalog", verbosity=0)
     page = alice_page
     page.goto("/")
-    page.get_by_role("link", name="Batches").click()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Batches").click()
     expect(page.get_by_role("heading", name="Batches", exact=True)).to_be_visible()
     expect(page.get_by_text("No batches yet")).to_be_visible()
 

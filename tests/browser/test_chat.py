@@ -122,7 +122,7 @@ def test_an_upstream_429_names_the_limit_and_offers_retry_after_a_countdown(open
     page = open_chat()
     answer = send(page, "Hello there [fault:429-rpm]")
     expect(answer).to_have_attribute("data-status", "error", timeout=DONE)
-    alert = answer.get_by_role("alert")
+    alert = answer.locator(".message-notice")
     expect(alert).to_contain_text("Rate limit reached (RPM)")
     expect(alert).to_contain_text("requests per minute")
     retry = alert.get_by_role("button", name="Retry")
@@ -146,7 +146,7 @@ def test_a_stream_cut_midway_keeps_the_partial_answer_and_offers_retry(open_chat
     page = open_chat()
     answer = send(page, "Write 300 words about lakes [fault:drop-after-5]")
     expect(answer).to_have_attribute("data-status", "error", timeout=DONE)
-    alert = answer.get_by_role("alert")
+    alert = answer.locator(".message-notice")
     expect(alert).to_contain_text("The stream was cut off")
     expect(alert).to_contain_text("partial answer above is kept")
     expect(alert.get_by_role("button", name="Retry")).to_be_visible()
@@ -315,7 +315,9 @@ def test_a_new_user_sees_the_empty_state_and_starts_a_conversation_from_the_comp
     orm(call_command, "seed_catalog", verbosity=0)
     page = alice_page
     page.goto("/")
-    expect(page.locator("#conversation-list")).to_contain_text("No conversations yet — start one")
+    expect(page.locator("#conversation-list")).to_contain_text(
+        "No conversations yet: each one you start is listed here."
+    )
     screenshot(page, "chat-empty")
     box = page.get_by_role("textbox", name="Message")
     box.fill("What is 6 * 7?")

@@ -52,6 +52,13 @@ def test_two_choices_stream_into_tabs_and_one_can_continue_the_thread(open_chat)
 
     answer.get_by_role("button", name="Continue with this one").click()
     expect(answer.locator(".message-body")).to_contain_text("Second answer with slanted words")
+    # The pick is now choice 1, the thread's answer: its tab is the one selected, showing the pick's text, and it
+    # has the focus the swapped-out button had.
+    first_tab = answer.get_by_role("tab", name="Choice 1")
+    expect(first_tab).to_have_attribute("aria-selected", "true")
+    expect(first_tab).to_be_focused()
+    expect(answer.get_by_role("tabpanel")).to_have_count(1)
+    expect(answer.get_by_role("tabpanel")).to_contain_text("Second answer with slanted words")
     pk = answer.get_attribute("data-message-id")
     message = orm(Message.objects.get, pk=pk)
     assert message.content.startswith("Second answer") and message.choices[0].startswith("First answer")

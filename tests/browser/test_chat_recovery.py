@@ -1,6 +1,7 @@
 """The server dies mid-answer under an open tab: the tab says the connection is lost, reconnects on its own once
 a server is back on the same port, and the answer the dead process left turns interrupted at once."""
 
+import re
 import time
 
 import pytest
@@ -56,7 +57,7 @@ def test_a_stopped_server_is_announced_and_the_tab_recovers(browser, client, ali
         page.wait_for_function(
             "node => node.innerText.length > 100", arg=answer.locator(".message-body").element_handle()
         )
-        banner = page.get_by_role("status").filter(has_text="Connection lost")
+        banner = page.locator("#connection-banner")
         expect(banner).to_be_hidden()
 
         # Killed once it flushed part of the answer (every second): that part is what an interrupted answer keeps.
@@ -66,6 +67,7 @@ def test_a_stopped_server_is_announced_and_the_tab_recovers(browser, client, ali
         first.wait()
         expect(banner).to_be_visible()
         expect(banner).to_contain_text("reconnecting")
+        expect(page.locator("#chat-announcer")).to_have_text("Connection lost, reconnecting.")
         expect(page.get_by_role("button", name="Reconnect now")).to_be_visible()
         assert answer.get_attribute("data-status") == "streaming"
         screenshot(page, "chat-connection-lost")
@@ -81,6 +83,7 @@ def test_a_stopped_server_is_announced_and_the_tab_recovers(browser, client, ali
         expect(answer).to_have_attribute("data-status", "interrupted", timeout=5_000)
         assert time.monotonic() - reconnected < 2.5
         expect(page.locator("#connection-banner")).to_contain_text("Reconnected")
+        expect(page.locator("#chat-announcer")).to_have_text(re.compile("Reconnected.|Answer interrupted."))
         expect(answer.locator(".message-notice")).to_contain_text("Interrupted")
         expect(answer.locator(".message-meta")).to_contain_text("estimated")
         expect(page.get_by_role("button", name="Stop")).to_be_disabled()

@@ -131,3 +131,19 @@ def test_the_live_render_equals_the_server_render(open_chat):
     for text in SAME_AS_SERVER:
         live = page.evaluate("text => window.ChatMarkdown.render(text)", text)
         assert canonical(live) == canonical(render_markdown(text)), text
+
+
+def test_text_streamed_between_renders_never_goes_into_a_closed_bold_word(open_chat):
+    page = open_chat()
+    # Two tails within one render interval: the second is appended as text, not rendered again yet.
+    html = page.evaluate(
+        """() => {
+            const tail = document.createElement("div");
+            document.body.appendChild(tail);
+            ChatMarkdown.renderTail(tail, "I am **local/chat** and");
+            ChatMarkdown.renderTail(tail, "I am **local/chat** and long texts");
+            return tail.innerHTML;
+        }"""
+    )
+    assert "<strong>local/chat</strong>" in html
+    assert html.strip().endswith("</strong> and long texts</p>")

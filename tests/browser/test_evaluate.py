@@ -21,7 +21,7 @@ def test_import_twenty_rows_run_two_variants_live_grade_and_export(alice_page, a
     upload.write_text("\n".join(rows) + "\n")
     page = alice_page
     page.goto("/")
-    page.get_by_role("link", name="Evaluate").click()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Evaluate").click()
     page.get_by_label("Title").fill("Browser flow")
     page.get_by_role("button", name="Create").click()
     expect(page.get_by_role("heading", name="Browser flow")).to_be_visible()

@@ -116,7 +116,7 @@ def test_add_refresh_and_chat_with_an_openai_style_provider(alice, alice_page, l
     fake_openai.state.fail = 429
     answer = send(page, "hello again")
     expect(answer).to_have_attribute("data-status", "error", timeout=DONE)
-    alert = answer.get_by_role("alert")
+    alert = answer.locator(".message-notice")
     expect(alert).to_contain_text("Rate limit reached (RPM)")
     expect(alert).to_contain_text("Rate limit reached for requests per minute (RPM)")
     expect(alert).to_contain_text("You hit the limit on requests per minute. Retry in 7 s.")

@@ -17,7 +17,7 @@ def test_sign_up_see_local_add_a_second_connection_and_test_it(page, live_server
     page.get_by_role("button", name="Sign up").click()
     expect(page).not_to_have_url(re.compile("signup"))
 
-    page.get_by_role("link", name="Connections").click()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Connections").click()
     local = page.locator(".connection", has_text="Local")
     expect(local).to_contain_text("/local/v1")
     local.get_by_role("button", name="Test connection").click()

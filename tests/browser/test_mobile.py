@@ -100,3 +100,25 @@ def test_a_conversation_keeps_its_composer_panel_and_list_in_reach(phone, alice)
 
     phone.get_by_role("button", name="Show conversations").click()
     assert_on_screen(phone.get_by_role("link", name="Long table"))
+
+
+@pytest.mark.needs_local_api
+def test_the_menu_button_shows_on_a_phone_only_and_no_other_button_looks_like_it(phone):
+    phone.goto("/")
+    menu = phone.get_by_role("button", name="Menu")
+    expect(menu).to_be_visible()
+    # The conversations drawer's button has an icon of its own (two identical ≡ stacked were confusing).
+    drawer = phone.get_by_role("button", name="Show conversations")
+    expect(drawer).to_be_visible()
+    assert menu.locator("path").get_attribute("d") != drawer.locator("path").get_attribute("d")
+    phone.set_viewport_size({"width": 1440, "height": 900})
+    expect(menu).to_be_hidden()
+    expect(phone.get_by_role("navigation", name="Main").get_by_role("link", name="Rerank")).to_be_visible()
+
+
+@pytest.mark.needs_local_api
+def test_the_start_page_settings_open_on_a_phone_before_the_first_message(phone):
+    phone.goto("/")
+    expect(phone.get_by_label("System prompt")).to_be_hidden()
+    phone.get_by_role("button", name="Settings").click()
+    assert_on_screen(phone.get_by_label("System prompt"))

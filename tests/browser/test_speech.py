@@ -76,3 +76,33 @@ def test_the_voice_picker_lists_the_local_voices(live_server, catalog, alice_pag
     page.click("[data-insert-tag='[S2] ']")
     assert page.input_value("#id_input") == "[S2] "
     screenshot(page, "speech-light")
+
+
+def test_a_finished_wav_has_a_true_header_and_the_list_offers_it_without_a_reload(live_server, catalog, alice_page):
+    import wave
+
+    page = alice_page
+    page.goto("/speech/")
+    page.fill("#id_input", "[S1] A short clip to check its header. [S2] And its length.")
+    page.select_option("#id_voice", "local/tts:bella")
+    page.select_option("[name=response_format]", "wav")
+    page.click("#speech-submit")
+    page.wait_for_selector("audio.player")
+    clip = orm(SpeechClip.objects.get)
+    status = page.locator(f"#clip-status-{clip.pk}")
+    expect(status).to_have_attribute("data-status", "complete", timeout=60_000)
+    # The new clip's row and the player get Download and Share without a reload.
+    row = page.locator(f"#clip-{clip.pk}")
+    expect(row.get_by_role("link", name="Download", exact=True)).to_be_visible()
+    expect(row.get_by_role("link", name="Share")).to_be_visible()
+    expect(status.get_by_role("link", name="Share")).to_be_visible()
+    with page.expect_download() as download_info:
+        row.get_by_role("link", name="Download", exact=True).click()
+    data = download_info.value.path().read_bytes()
+    with wave.open(io.BytesIO(data)) as clip_wav:
+        seconds = clip_wav.getnframes() / clip_wav.getframerate()
+        assert clip_wav.getnframes() * clip_wav.getsampwidth() * clip_wav.getnchannels() == len(data) - 44
+    assert 1 < seconds < 30
+    # A range request still gets its bytes.
+    part = page.request.get(f"/speech/clips/{clip.pk}/download/", headers={"Range": "bytes=0-99"})
+    assert part.status == 206 and part.body() == data[:100]

@@ -149,10 +149,12 @@ def test_invalid_tools_json_stays_with_one_error_until_fixed(open_chat):
     broken = '[\n  {"type": "function",\n   "function": {"name": "x"}\n'
     editor.fill(broken)
     error = page.locator("#tools-error")
-    expect(error).to_contain_text("tools: not valid JSON at line 4, column 1")
-    editor.press("Tab")  # a change saves the panel: the server keeps the text and says the same, once
-    page.wait_for_timeout(800)
+    expect(error).to_have_text("tools: not valid JSON at line 4, column 1.")
+    # A change saves the panel: the server keeps the text and says the same words, once.
+    with page.expect_response(lambda response: "/settings/" in response.url):
+        editor.press("Tab")
     expect(page.get_by_role("textbox", name="tools")).to_have_value(broken)
+    expect(page.locator("#tools-error")).to_have_text("tools: not valid JSON at line 4, column 1.")
     expect(page.locator("#panel").get_by_text("not valid JSON")).to_have_count(1)
     screenshot(page, "chat-tools-invalid")
 

@@ -92,7 +92,7 @@ def test_a_script_inside_a_code_block_stays_inert_text():
 
 def test_a_hostile_language_name_cannot_inject_classes():
     html = render_markdown('```x" onclick="alert(1)\ncode\n```\n')
-    assert "onclick" not in html.split("<pre>")[1].split(">")[0]
+    assert "onclick" not in html.split('<pre tabindex="0">')[1].split(">")[0]
     assert "<code>" in html
 
 

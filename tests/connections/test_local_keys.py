@@ -68,7 +68,7 @@ def test_rotation_replaces_the_key_and_keeps_the_owner(alice):
     assert keys.owner_for(new) == owner
 
 
-def test_the_rotate_page_asks_first_and_shows_the_key_only_masked(alice_client, alice):
+def test_the_rotate_page_asks_first_and_shows_the_new_key_in_full_once(alice_client, alice):
     connection = local_of(alice)
     old = connection.get_key()
     index = alice_client.get(reverse("connections:index")).content.decode()
@@ -78,9 +78,10 @@ def test_the_rotate_page_asks_first_and_shows_the_key_only_masked(alice_client, 
     assert local_of(alice).get_key() == old  # a GET changes nothing
 
     response = alice_client.post(reverse("connections:rotate_key", args=[connection.pk]))
-    assert response.status_code == 302
+    assert response.status_code == 200 and response["Cache-Control"] == "no-store"
     new = local_of(alice).get_key()
     assert new != old and keys.owner_for(old) is None
+    assert new in response.content.decode() and old not in response.content.decode()
     index = alice_client.get(reverse("connections:index")).content.decode()
     assert local_of(alice).masked_key in index and new not in index
 

@@ -13,7 +13,7 @@ from playground.chat import services as chat_services
 from playground.chat.models import Conversation
 from playground.connections.models import ensure_local_connection
 from playground.sharing import snippets
-from tests.factories import wav
+from tests.factories import add_connection, wav
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 RUNNERS = {"shell": ["bash"], "python": [sys.executable], "javascript": ["node"]}
@@ -98,14 +98,20 @@ def test_batch_snippets_upload_and_create(live_server, tmp_path):
         assert "in_queue" in output or "validating" in output or "in_progress" in output, output
 
 
-def test_the_code_page_shows_every_language_and_no_key(alice_client, alice, catalog):
+def test_the_code_page_shows_every_language_and_fills_in_only_the_owners_local_key(alice_client, alice, catalog):
     conversation = Conversation.objects.create(
         owner=alice, connection=ensure_local_connection(alice), model_id="local/chat"
     )
     page = alice_client.get(reverse("sharing:code", args=["conversation", conversation.pk])).content.decode()
     assert "http://testserver/local/v1/chat/completions" in page
     assert "Python (streaming)" in page and "JavaScript" in page and "$PLAYGROUND_API_KEY" in page
-    assert conversation.connection.get_key() not in page
+    # Her own Local key, so that the code runs as shown; a provider's key never.
+    assert f"export PLAYGROUND_API_KEY={conversation.connection.get_key()}" in page
+    hosted = add_connection(alice)
+    conversation.connection = hosted
+    conversation.save()
+    page = alice_client.get(reverse("sharing:code", args=["conversation", conversation.pk])).content.decode()
+    assert hosted.get_key() not in page and "export PLAYGROUND_API_KEY=…" in page
 
 
 def test_the_code_page_of_another_users_source_is_404(bob_client, alice, catalog):

@@ -81,6 +81,7 @@ NOT_CALLING = {
         "team management and reports",
     ),
     "teams:add_connection": "its catalog refresh uses only the key typed in the same request (through the gate)",
+    "teams:add_local_connection": "mints the team's key for this site's local API in-process; nothing is sent",
     **dict.fromkeys(["catalog:picker", "catalog:index", "catalog:add", "catalog:edit"], "the stored catalog"),
     **dict.fromkeys(
         ["rerank:index", "rerank:fields", "rerank:detail", "rerank:delete", "rerank:comparison"], "stored runs"

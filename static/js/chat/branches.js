@@ -89,7 +89,13 @@
     // Files go by the POST only: a comparison with the composer's attachments is not sent as a socket frame.
     var files = document.getElementById("composer-files");
     if (form.id === "compare-form" && files && files.files && files.files.length) return;
-    if (!client.request(frameOf(form), function (reply) { answered(form, reply); })) return;
+    // Taken before the buttons are disabled (which blurs them): the re-render gives the focus back (app.js).
+    var place = window.Playground ? window.Playground.focusPlace() : null;
+    var done = function (reply) {
+      answered(form, reply);
+      if (place) window.Playground.restoreFocus(place, list);
+    };
+    if (!client.request(frameOf(form), done)) return;
     event.preventDefault();
     form.classList.add("is-sending");
     form.querySelectorAll("button[type=submit]").forEach(function (button) { button.disabled = true; });

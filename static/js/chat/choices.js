@@ -101,17 +101,31 @@
     select(article, Number(tabs[next].dataset.choice), true);
   });
 
+  // "Continue with this one": the choice picked becomes choice 1, the thread's answer, so tab 1 shows it (and
+  // keeps the focus the swapped-out button had).
+  var picked = {};
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var form = event.target;
+    if (!form.matches || !form.matches(".choose-form")) return;
+    var article = form.closest("article[data-message-id]");
+    if (!article) return;
+    selected[idOf(article)] = 1;
+    picked[idOf(article)] = true;
+  });
+
   // A fresh article (page load, final render, "continue with this one"): its tab and layout as they were.
   document.addEventListener("chat:message", function (event) {
     var article = event.target;
     if (!article.querySelector || !article.querySelector(".choice-tabs")) return;
     var id = idOf(article);
+    var focus = picked[id] === true;
+    delete picked[id];
     if (article.dataset.status !== "streaming") {
       delete texts[id];
       delete shown[id];
     }
     if (sideBySide[id]) setLayout(article, true);
-    else if (selected[id] && article.querySelector('.choice-tab[data-choice="' + selected[id] + '"]')) select(article, selected[id], false);
+    else if (selected[id] && article.querySelector('.choice-tab[data-choice="' + selected[id] + '"]')) select(article, selected[id], focus);
   });
 
   // From stream.js: `snapshot` (a list, or null) replaces the texts, `appended` ({index: text}) extends them.

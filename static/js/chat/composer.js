@@ -42,12 +42,19 @@
   function showErrors(texts) {
     var form = composer();
     if (!form) return;
-    var list = form.querySelector(".composer-errors");
+    // An alert around a list (a list with the alert role would lose its items' list).
+    var box = form.querySelector(".composer-errors");
+    if (!box) {
+      box = document.createElement("div");
+      box.className = "composer-errors";
+      box.setAttribute("role", "alert");
+      form.insertBefore(box, form.querySelector(".composer-box"));
+    }
+    var list = box.querySelector("ul");
     if (!list) {
       list = document.createElement("ul");
-      list.className = "errorlist composer-errors";
-      list.setAttribute("role", "alert");
-      form.insertBefore(list, form.querySelector(".composer-box"));
+      list.className = "errorlist";
+      box.appendChild(list);
     }
     list.textContent = "";
     texts.forEach(function (text) {

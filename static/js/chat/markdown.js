@@ -30,7 +30,7 @@
     var codeClass = language ? ' class="language-' + escapeHtml(language) + '"' : "";
     return '<div class="code-block"><div class="code-head"><span class="code-lang">' + label + "</span>" +
       '<button type="button" class="copy-button" data-copy-code="">Copy</button></div>' +
-      "<pre><code" + codeClass + ">" + escapeHtml(code) + "</code></pre></div>\n";
+      '<pre tabindex="0"><code' + codeClass + ">" + escapeHtml(code) + "</code></pre></div>\n";
   }
 
   function hostOf(url) {
@@ -151,7 +151,7 @@
   var TAGS = ["p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "s", "del", "code", "pre",
     "blockquote", "ul", "ol", "li", "a", "img", "table", "thead", "tbody", "tr", "th", "td", "span", "div", "button"];
   var ATTRIBUTES = {
-    a: ["href", "title"], img: ["src", "alt", "title"], code: ["class"], ol: ["start"], th: ["style"], td: ["style"],
+    a: ["href", "title"], img: ["src", "alt", "title"], code: ["class"], ol: ["start"], th: ["style"], td: ["style"], pre: ["tabindex"],
     button: ["type", "data-src", "data-copy-code", "title", "class"], span: ["class"], div: ["class"],
   };
   var CLASSES = {
@@ -171,6 +171,7 @@
     if (tag === "a" && name === "href") return ["http", "https", "mailto"].indexOf(schemeOf(value)) >= 0 ? value : null;
     if (tag === "img" && name === "src") return DATA_IMAGE.test(value) ? value : null;
     if (tag === "button" && name === "data-src") return ["http", "https"].indexOf(schemeOf(value)) >= 0 ? value : null;
+    if (name === "tabindex") return tag === "pre" ? "0" : null;
     if (name === "style") {
       var align = /^\s*text-align\s*:\s*(left|right|center)\s*;?\s*$/i.exec(value);
       return align ? "text-align:" + align[1].toLowerCase() : null;
@@ -218,7 +219,8 @@
   // ---------------------------------------------------------------- math
 
   var mathCache = new Map(); // "d|" or "i|" + TeX -> sanitized KaTeX HTML; the tail re-renders every frame
-  var MATH_OPTIONS = { throwOnError: false, trust: false, strict: "ignore", maxSize: 20, maxExpand: 1000, output: "htmlAndMathml" };
+  // Unsupported commands show in the theme's danger colour (KaTeX's own red is unreadable on the dark theme).
+  var MATH_OPTIONS = { throwOnError: false, trust: false, strict: "ignore", maxSize: 20, maxExpand: 1000, output: "htmlAndMathml", errorColor: "var(--danger)" };
 
   function mathHTML(tex, display) {
     var key = (display ? "d|" : "i|") + tex;
@@ -288,10 +290,19 @@
     if (element.__renderedAt - started > SLOW_MS) element.__slowAt = text.length;
   }
 
+  // New text between two renders goes at the very end of the open block (the last paragraph, item, cell or code
+  // block), never into an inline element: a rendered <strong> or <a> is closed, and text after it is not in it.
+  var OPEN_BLOCK = /^(P|LI|UL|OL|BLOCKQUOTE|PRE|H[1-6]|TABLE|THEAD|TBODY|TR|TD|TH|DIV)$/;
+
   function appendText(element, text) {
     var target = element;
-    while (target.lastElementChild && !target.lastElementChild.classList.contains("math")) {
-      target = target.lastElementChild;
+    for (;;) {
+      var last = target.lastChild;
+      // The renderer's line breaks between blocks are not where the text goes.
+      while (last && last.nodeType === 3 && !last.nodeValue.trim() && last.previousSibling) last = last.previousSibling;
+      if (!last || last.nodeType !== 1) break;
+      if (!OPEN_BLOCK.test(last.tagName) && !(last.tagName === "CODE" && target.tagName === "PRE")) break;
+      target = last;
     }
     target.appendChild(document.createTextNode(text));
   }

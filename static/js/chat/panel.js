@@ -58,9 +58,12 @@
       range.step = !step ? "1" : step === "any" ? "0.01" : step;
       range.tabIndex = -1;
       range.setAttribute("aria-hidden", "true");
+      // Unset, the slider sits at the default the placeholder shows (else at its minimum), never where the
+      // browser puts a range without a value (its middle, or its end once min and max are set in turn).
       var sync = function () {
         range.classList.toggle("unset", box.value === "");
-        if (box.value !== "") range.value = box.value;
+        var shown = box.value !== "" ? box.value : box.placeholder;
+        range.value = shown !== "" && isFinite(Number(shown)) ? shown : box.min;
       };
       sync();
       range.addEventListener("input", function () { box.value = range.value; range.classList.remove("unset"); });
@@ -87,6 +90,7 @@
     if (event.detail.target && event.detail.target.id === "panel") keepTab = selectedTab();
   });
   document.addEventListener("htmx:afterSettle", function (event) {
+    addSliders(); // the start page's settings come out of band, with the picker
     if (!event.detail.target || event.detail.target.id !== "panel") return;
     var panel = document.getElementById("panel");
     if (keepTab && panel && window.Playground) {

@@ -6,7 +6,11 @@
 // into one animation frame. Sends and retries are htmx forms: this file adopts the articles they swap in, and
 // tells the behaviours through events: chat:message on each article made ready, chat:state on the document when
 // the streaming answers may have changed, chat:notice ({text}) when the server has words about a send, and
-// chat:connection ({state: "lost", retryIn} or {state: "open"}) when the websocket drops or comes back.
+// chat:connection ({state: "lost", retryIn, offline} or {state: "open"}) when the websocket drops or comes back,
+// and chat:finished on an article whose answer ended (complete, stopped or failed).
+//
+// A socket can stay open for a long time after the network is gone: the browser's offline event and a heartbeat
+// (a ping every HEARTBEAT ms, answered by a pong; nothing heard for SILENCE ms after it) drop it at once.
 (function () {
   "use strict";
 
@@ -119,6 +123,36 @@
 
   var retryTimer = null;
   var lost = false;
+  var HEARTBEAT = 10000;
+  var SILENCE = 4000;
+  var heartbeat = null;
+  var heard = 0;
+
+  function beat(ws) {
+    clearInterval(heartbeat);
+    heartbeat = setInterval(function () {
+      if (socket !== ws) return;
+      var asked = Date.now();
+      sendJSON({ type: "ping" });
+      setTimeout(function () {
+        if (socket === ws && heard < asked) dropDead(ws, false);
+      }, SILENCE);
+    }, HEARTBEAT);
+  }
+
+  // The socket is as good as closed: stop listening to it and go through the close at once.
+  function dropDead(ws, offline) {
+    ws.onmessage = null;
+    ws.onclose = null;
+    try { ws.close(); } catch (e) { /* already closing */ }
+    closed(ws, 1006, offline);
+  }
+
+  window.addEventListener("offline", function () {
+    if (socket) dropDead(socket, true);
+    else if (lost) emit(document, "chat:connection", { state: "lost", retryIn: 0, offline: true });
+  });
+  window.addEventListener("online", function () { reconnectNow(); });
 
   function connect() {
     if (!thread.dataset.wsUrl) return;
@@ -129,6 +163,8 @@
     ws.onopen = function () {
       socket = ws;
       backoff = 500;
+      heard = Date.now();
+      beat(ws);
       // Every message shown as streaming asks for its snapshot: a running one resumes, a gone one ends.
       streaming().forEach(subscribe);
       if (lost) emit(document, "chat:connection", { state: "open" });
@@ -136,7 +172,9 @@
     };
     ws.onmessage = function (event) {
       var data;
+      heard = Date.now();
       try { data = JSON.parse(event.data); } catch (e) { return; }
+      if (data.type === "pong") return;
       if (data.id && actions[data.id]) { answered(data); return; }
       // A completed retry: the answer it replaces, kept until now, leaves the page.
       if (data.type === "done" && data.replaced) {
@@ -146,18 +184,22 @@
       if (data.notice) emit(document, "chat:notice", { text: data.notice });
       receive(data);
     };
-    ws.onclose = function (event) {
-      if (socket === ws) socket = null;
-      abandon();
-      Object.keys(messages).forEach(function (id) { messages[id].ready = false; });
-      if (event.code === 4403 || event.code === 4404) return;
-      // Backoff with jitter, so that the tabs of a restarted server do not all come back at once.
-      var delay = Math.round(backoff * (0.8 + Math.random() * 0.4));
-      lost = true;
-      emit(document, "chat:connection", { state: "lost", retryIn: delay });
-      retryTimer = setTimeout(connect, delay);
-      backoff = Math.min(backoff * 2, 8000);
-    };
+    ws.onclose = function (event) { closed(ws, event.code, !navigator.onLine); };
+  }
+
+  function closed(ws, code, offline) {
+    if (socket === ws) socket = null;
+    clearInterval(heartbeat);
+    abandon();
+    Object.keys(messages).forEach(function (id) { messages[id].ready = false; });
+    if (code === 4403 || code === 4404) return;
+    // Backoff with jitter, so that the tabs of a restarted server do not all come back at once.
+    var delay = Math.round(backoff * (0.8 + Math.random() * 0.4));
+    lost = true;
+    emit(document, "chat:connection", { state: "lost", retryIn: delay, offline: offline });
+    clearTimeout(retryTimer);
+    retryTimer = setTimeout(connect, delay);
+    backoff = Math.min(backoff * 2, 8000);
   }
 
   function reconnectNow() {
@@ -339,10 +381,13 @@
 
   // The final render: patched into the article in place when the blocks shown are its prefix (final.js).
   function finish(article, html, live) {
+    var place = window.Playground ? window.Playground.focusPlace() : null;
     var result = window.ChatFinal.apply(article, html, live);
     if (!result) return;
+    if (place) window.Playground.restoreFocus(place, result.article);
     stats[result.patched ? "patched" : "replaced"] += 1;
     prepare(result.article);
+    emit(result.article, "chat:finished");
   }
 
   // ---------------------------------------------------------------- actions over the websocket
@@ -368,6 +413,8 @@
   function answered(data) {
     var callback = actions[data.id];
     delete actions[data.id];
+    // The re-render below may take the focused button away: the focus goes back to its place (app.js).
+    var place = window.Playground ? window.Playground.focusPlace() : null;
     if (data.type === "sent" && typeof data.thread === "string") {
       // A branch or compare action: the re-rendered thread, as its htmx POST swaps in. Its new answers started
       // before this reply, so they subscribe (a snapshot, then the deltas) like the POST's.
@@ -400,6 +447,7 @@
       scrollToEnd();
     }
     callback(data);
+    if (place) window.Playground.restoreFocus(place, inner);
     if (!posting()) deferredStarts.splice(0).forEach(insertArticles);
     emit(document, "chat:state");
   }
@@ -436,6 +484,8 @@
     drop: function () { if (socket) socket.close(); },
     // Skips the wait of the backoff (the connection banner's button).
     reconnect: reconnectNow,
+    // The start page became a conversation's page (start.js): its articles live, its websocket open.
+    start: function () { adopt(); scrollToEnd(); connect(); },
     connected: function () { return socket !== null; },
   };
 })();

@@ -15,11 +15,8 @@
     return { line: before.length, column: before[before.length - 1].length + 1 };
   }
 
-  function reason(message) {
-    return message.replace(/^JSON\.parse: /, "").replace(/ in JSON at position \d+.*$/, "").replace(/ \(line \d+ column \d+\)$/, "");
-  }
-
-  // The same words as the server's check (forms.parse_tools) for the parse step; "" when the text is fine.
+  // The same words as the server's check (forms.parse_tools) for the parse step, where and not why (each parser
+  // words the why its own way); "" when the text is fine.
   function problem(text) {
     if (!text.trim()) return "";
     var value;
@@ -27,7 +24,7 @@
       value = JSON.parse(text);
     } catch (error) {
       var at = where(text, String(error.message));
-      return "tools: not valid JSON at line " + at.line + ", column " + at.column + ": " + reason(String(error.message)) + ".";
+      return "tools: not valid JSON at line " + at.line + ", column " + at.column + ".";
     }
     if (!Array.isArray(value)) return "tools: must be a JSON array of tools.";
     return "";
