@@ -3,9 +3,9 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.shortcuts import redirect, render
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
+from playground import inputs
 from playground.accounts import policy, throttle
 
 _login_view = auth_views.LoginView.as_view(redirect_authenticated_user=True, authentication_form=policy.LoginForm)
@@ -41,10 +41,8 @@ def login(request):
 
 
 def _next(request) -> str:
-    """The page to go to after signing up (a fork, an invite), kept only when it is on this site."""
-    target = request.POST.get("next") or request.GET.get("next") or ""
-    safe = url_has_allowed_host_and_scheme(target, {request.get_host()}, require_https=request.is_secure())
-    return target if safe else ""
+    """The page to go to after signing up (a fork, an invite), kept only when it is a path of this site."""
+    return inputs.next_url(request, "")
 
 
 @login_not_required

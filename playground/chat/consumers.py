@@ -16,7 +16,7 @@ from playground.chat.warm import WarmSend
 from playground.lib.frames import FrameConsumer
 from playground.lib.sockets import AccountSockets
 
-CONTROL_FRAMES = ("subscribe", "stop", "warm")
+CONTROL_FRAMES = ("subscribe", "stop", "warm", "ping")
 
 
 class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):

@@ -103,6 +103,13 @@ class Connection(models.Model):
         """The raw key (tests and the owner's own checks). Requests get theirs from gate.open(), never from here."""
         return crypto.decrypt(self.encrypted_key)
 
+    def own_local_key(self, user) -> str:
+        """The key of `user`'s own built-in Local connection, for its owner's eyes only (shown once after a
+        rotation, filled into View code so that it runs as shown); "" for a team's or any other connection."""
+        if not self.is_local or self.team_id or self.owner_id != getattr(user, "pk", None) or not self.encrypted_key:
+            return ""
+        return self.get_key()
+
     @property
     def masked_key(self) -> str:
         return self.key_hint

@@ -75,7 +75,7 @@ def rotate_key(request, pk):
     if request.method == "POST":
         connection.rotate_key()
         # The new key in full, this once (the connections page shows it masked from now on).
-        context = {"connection": connection, "new_key": connection.get_key()}
+        context = {"connection": connection, "new_key": connection.own_local_key(request.user)}
         response = render(request, "connections/rotate_key.html", context)
         response["Cache-Control"] = "no-store"
         return response

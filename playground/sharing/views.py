@@ -258,16 +258,10 @@ def code(request, kind: str, pk: int):
         raise Http404(f"A {declared.label.lower()} has no single request to show as code.")
     generated, notes = code
     context = {"title": declared.title(item), "snippets": generated, "notes": notes, "back": declared.url(item)}
-    context["api_key"] = _own_local_key(request, declared.connection(item))
+    connection = declared.connection(item)
+    context["api_key"] = connection.own_local_key(request.user) if connection is not None else ""
     return render(request, "sharing/code.html", context)
 
-
-def _own_local_key(request, connection) -> str:
-    """The key of the viewer's own Local connection, filled into the code so that it runs as shown (a key of a
-    team's or of any other connection is never shown)."""
-    if connection is None or not connection.is_local or connection.team_id or connection.owner_id != request.user.pk:
-        return ""
-    return connection.get_key()
 
 
 @require_GET

@@ -11,7 +11,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pyte
 
 
 def slider_of(page, name: str):
-    return page.get_by_label(name, exact=True).locator("xpath=following-sibling::input[@type='range']")
+    return (
+        page.locator("#chat-panel")
+        .get_by_label(name, exact=True)
+        .locator("xpath=following-sibling::input[@type='range']")
+    )
 
 
 def test_an_unset_parameter_s_slider_sits_at_its_default(open_chat):
@@ -20,9 +24,9 @@ def test_an_unset_parameter_s_slider_sits_at_its_default(open_chat):
     expect(slider_of(page, "n")).to_have_value("1")
     expect(slider_of(page, "frequency_penalty")).to_have_value("0")
     # Set, it follows the box; cleared, it goes back to the default.
-    page.get_by_label("frequency_penalty", exact=True).fill("1.5")
+    page.locator("#chat-panel").get_by_label("frequency_penalty", exact=True).fill("1.5")
     expect(slider_of(page, "frequency_penalty")).to_have_value("1.5")
-    page.get_by_label("frequency_penalty", exact=True).fill("")
+    page.locator("#chat-panel").get_by_label("frequency_penalty", exact=True).fill("")
     expect(slider_of(page, "frequency_penalty")).to_have_value("0")
 
 

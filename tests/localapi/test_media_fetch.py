@@ -276,5 +276,12 @@ def test_the_local_api_reaches_the_outbound_guard_without_importing_the_upstream
     outside = {
         name for name in imported if name.startswith("playground.") and not name.startswith("playground.localapi")
     }
-    assert outside == {"playground.inputs", "playground.lib.detached", "playground.lib.fetch"}
+    assert outside == {
+        "playground.inputs",
+        "playground.lib.detached",
+        "playground.lib.downloads",
+        "playground.lib.fetch",
+        "playground.lib.files",
+        "playground.lib.metrics",
+    }
     assert not {name for name in imported if name.startswith(("playground.upstream", "httpx"))}
