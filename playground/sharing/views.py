@@ -263,7 +263,6 @@ def code(request, kind: str, pk: int):
     return render(request, "sharing/code.html", context)
 
 
-
 @require_GET
 def voice_code(request):
     connections = list(Connection.objects.for_user(request.user))
