@@ -107,18 +107,7 @@ def set_budget(request, pk, mid):
     other = _member(team, mid)
     if not (_may_manage(me, other) or me.role == OWNER):
         return HttpResponse("Only the owner sets the budget of an admin or of the owner.", status=403)
-    form = BudgetForm(request.POST)
-    if not form.is_valid():
-        for errors in form.errors.values():
-            for error in errors:
-                messages.error(request, error)
-        return redirect("teams:detail", team.pk)
-    other.monthly_token_budget = form.cleaned_data["monthly_token_budget"]
-    other.save(update_fields=["monthly_token_budget"])
-    budget = "no limit" if other.monthly_token_budget is None else f"{other.monthly_token_budget:,} tokens a month"
-    audit(team, request.user, "budget", f"Budget of {other.user}: {budget}.")
-    messages.success(request, f"Budget of {other.user}: {budget}.")
-    return redirect("teams:detail", team.pk)
+    return _save_budget(request, team, other, "budget", f"Budget of {other.user}")
 
 
 @require_POST
@@ -127,17 +116,22 @@ def set_team_budget(request, pk):
     team, me = get_managed_team(request, pk)
     if me.role != OWNER:
         return HttpResponse("Only the owner sets the team's budget.", status=403)
+    return _save_budget(request, team, team, "team_budget", "Budget of the team")
+
+
+def _save_budget(request, team, holder, action: str, whose: str):
+    """A member's or the team's monthly token budget from the posted form, audited and said in words."""
     form = BudgetForm(request.POST)
     if not form.is_valid():
         for errors in form.errors.values():
             for error in errors:
                 messages.error(request, error)
         return redirect("teams:detail", team.pk)
-    team.monthly_token_budget = form.cleaned_data["monthly_token_budget"]
-    team.save(update_fields=["monthly_token_budget"])
-    budget = "no limit" if team.monthly_token_budget is None else f"{team.monthly_token_budget:,} tokens a month"
-    audit(team, request.user, "team_budget", f"Budget of the team: {budget}.")
-    messages.success(request, f"Budget of the team: {budget}.")
+    holder.monthly_token_budget = form.cleaned_data["monthly_token_budget"]
+    holder.save(update_fields=["monthly_token_budget"])
+    budget = "no limit" if holder.monthly_token_budget is None else f"{holder.monthly_token_budget:,} tokens a month"
+    audit(team, request.user, action, f"{whose}: {budget}.")
+    messages.success(request, f"{whose}: {budget}.")
     return redirect("teams:detail", team.pk)
 
 
