@@ -335,3 +335,30 @@ def delete_unused_file(sender, instance: Attachment, **kwargs) -> None:
             instance.file.storage.delete(name)
 
     transaction.on_commit(delete)
+
+
+PICK_ANOTHER = "Pick another connection to continue: nothing is sent until you do."
+
+
+class ConnectionLoss(models.Model):
+    """A conversation whose team connection was deleted (alone, or with its team). Its page says so in words and
+    asks for another connection; nothing is sent (no silent switch to another provider) until one is picked."""
+
+    DELETED, TEAM_DELETED = "deleted", "team_deleted"
+
+    conversation = models.OneToOneField(Conversation, on_delete=models.CASCADE, related_name="+")
+    connection_name = models.CharField(max_length=200)
+    team_name = models.CharField(max_length=100)
+    reason = models.CharField(max_length=16, default=DELETED)
+    created = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return self.words
+
+    @property
+    def words(self) -> str:
+        if self.reason == self.TEAM_DELETED:
+            gone = f"The team {self.team_name} was deleted, and with it its connection “{self.connection_name}”"
+        else:
+            gone = f"The team connection “{self.connection_name}” of {self.team_name} was removed"
+        return f"{gone}, so this conversation has no connection. {PICK_ANOTHER}"

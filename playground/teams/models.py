@@ -143,33 +143,6 @@ class UsageRecord(models.Model):
         return self.prompt_tokens + self.completion_tokens
 
 
-PICK_ANOTHER = "Pick another connection to continue: nothing is sent until you do."
-
-
-class ConnectionLoss(models.Model):
-    """A conversation whose team connection was deleted (alone, or with its team). Its page says so in words and
-    asks for another connection; nothing is sent (no silent switch to another provider) until one is picked."""
-
-    DELETED, TEAM_DELETED = "deleted", "team_deleted"
-
-    conversation = models.OneToOneField("chat.Conversation", on_delete=models.CASCADE, related_name="+")
-    connection_name = models.CharField(max_length=200)
-    team_name = models.CharField(max_length=100)
-    reason = models.CharField(max_length=16, default=DELETED)
-    created = models.DateTimeField(default=timezone.now)
-
-    def __str__(self) -> str:
-        return self.words
-
-    @property
-    def words(self) -> str:
-        if self.reason == self.TEAM_DELETED:
-            gone = f"The team {self.team_name} was deleted, and with it its connection “{self.connection_name}”"
-        else:
-            gone = f"The team connection “{self.connection_name}” of {self.team_name} was removed"
-        return f"{gone}, so this conversation has no connection. {PICK_ANOTHER}"
-
-
 class AuditEvent(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="audit")
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")

@@ -1,10 +1,10 @@
 """The audit log of what other apps change in a team: its connections' keys and its team-only share links."""
 
-from django.db.models.signals import post_delete, post_init, post_save, pre_delete
+from django.db.models.signals import post_delete, post_init, post_save
 from django.dispatch import receiver
 
 from playground.connections.models import Connection
-from playground.teams.models import ConnectionLoss, Team, audit
+from playground.teams.models import Team, audit
 
 
 @receiver(post_init, sender=Connection)
@@ -36,27 +36,3 @@ def share_revoked(sender, instance, **kwargs):
     team = Team.objects.filter(pk=instance.team_id).first() if instance.team_id else None
     if team is not None:
         audit(team, instance.owner, "share_revoked", f"Team link to “{instance.title}” revoked.")
-
-
-@receiver(pre_delete, sender=Connection)
-def remember_lost_connection(sender, instance, **kwargs):
-    """The conversations on a team connection being deleted remember it, so their page says what happened."""
-    from playground.chat.models import Conversation
-
-    ids = list(Conversation.objects.filter(connection_id=instance.pk).values_list("pk", flat=True))
-    if not ids:
-        return
-    if instance.team_id is None:  # their own connection: an older notice no longer applies
-        ConnectionLoss.objects.filter(conversation_id__in=ids).delete()
-        return
-    team = Team.objects.filter(pk=instance.team_id).first()
-    reason = ConnectionLoss.TEAM_DELETED if getattr(team, "pk", None) in deleting_teams else ConnectionLoss.DELETED
-    for pk in ids:
-        ConnectionLoss.objects.update_or_create(
-            conversation_id=pk,
-            defaults={"connection_name": instance.name, "team_name": team.name if team else "", "reason": reason},
-        )
-
-
-# The teams being deleted right now (teams.views.delete): their connections' conversations are told so.
-deleting_teams: set[int] = set()

@@ -12,7 +12,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from playground.catalog.services import refresh_models
 from playground.connections.forms import ConnectionForm
 from playground.connections.models import Connection, add_team_local_connection
-from playground.teams import library, signals
+from playground.connections.signals import deleting_teams
+from playground.teams import library
 from playground.teams.forms import BudgetForm, InviteForm, RoleForm, TeamForm, TransferForm
 from playground.teams.models import (
     ADMIN,
@@ -175,11 +176,11 @@ def delete(request, pk):
         raise Http404("No such team.")
     if request.method == "POST":
         name = team.name
-        signals.deleting_teams.add(team.pk)
+        deleting_teams.add(team.pk)
         try:
             team.delete()
         finally:
-            signals.deleting_teams.discard(team.pk)
+            deleting_teams.discard(team.pk)
         messages.success(request, f"Team “{name}” deleted, with its connections, usage and links.")
         return redirect("teams:index")
     return render(request, "teams/delete.html", {"team": team})

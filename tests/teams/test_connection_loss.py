@@ -4,9 +4,8 @@ for another connection; nothing is sent, and it never falls back to another prov
 import pytest
 from django.urls import reverse
 
-from playground.chat.models import Conversation, Message
+from playground.chat.models import ConnectionLoss, Conversation, Message
 from playground.connections.models import Connection
-from playground.teams.models import ConnectionLoss
 from tests.teams.conftest import client_for
 
 pytestmark = pytest.mark.django_db

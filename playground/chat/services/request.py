@@ -4,13 +4,12 @@ import base64
 import json
 from dataclasses import dataclass, field
 
-from django.apps import apps
 from django.db.models import Q
 
 from playground.catalog.models import CatalogModel
 from playground.chat import branches
 from playground.chat.forms import KIND_ADVICE, Upload, accepted_kinds, chat_params_form, human_size
-from playground.chat.models import Attachment, Conversation, Message
+from playground.chat.models import PICK_ANOTHER, Attachment, ConnectionLoss, Conversation, Message
 from playground.connections.models import Connection, ensure_local_connection
 
 MAX_MESSAGES = 10  # spec 8: 1 to 10 messages per request
@@ -28,12 +27,28 @@ def connection_for(conversation: Conversation) -> Connection | None:
 
 
 def lost_connection(conversation: Conversation) -> str | None:
-    """In words, when the conversation's team connection was deleted (the teams app files a ConnectionLoss, read
-    here by name: chat does not import teams); else None."""
+    """In words, when the conversation's team connection was deleted (alone or with its team); else None."""
     if conversation.pk is None or conversation.connection_id is not None:
         return None
-    loss = apps.get_model("teams", "ConnectionLoss").objects.filter(conversation_id=conversation.pk).first()
+    loss = ConnectionLoss.objects.filter(conversation_id=conversation.pk).first()
     return loss.words if loss else None
+
+
+def connection_notice(conversation: Conversation, user) -> str | None:
+    """What the conversation page says when its team connection cannot be used any more (and nothing is sent)."""
+    if conversation.connection_id is None:
+        return lost_connection(conversation)
+    connection = conversation.connection
+    if connection.team_id is None:
+        return None
+    team = connection.team
+    if connection.revoked:
+        gone = f"The team connection “{connection.name}” of {team.name} was revoked"
+        return f"{gone}, so this conversation has no connection. {PICK_ANOTHER}"
+    if not team.memberships.filter(user=user).exists():
+        gone = f"You are no longer a member of {team.name}"
+        return f"{gone}, so its connection “{connection.name}” cannot be used. {PICK_ANOTHER}"
+    return None
 
 
 def chat_models(connection: Connection | None) -> list[CatalogModel]:

@@ -10,3 +10,17 @@ register = template.Library()
 @register.simple_tag(takes_context=True)
 def article(context, message):
     return render_cache.article(message, context.get("csrf_token"))
+
+
+@register.simple_tag(takes_context=True)
+def connection_notice(context, conversation):
+    """The conversation page's notice when its team connection was revoked or removed, with the connections it may
+    switch to; None otherwise."""
+    from playground.chat import services
+    from playground.connections.models import Connection, ensure_local_connection
+
+    user = context["request"].user
+    if conversation is None or (text := services.connection_notice(conversation, user)) is None:
+        return None
+    ensure_local_connection(user)
+    return {"text": text, "connections": list(Connection.objects.for_user(user))}

@@ -27,17 +27,3 @@ def move_to_team(context, item, size: str = "btn-small") -> dict:
         "size": size,
         "csrf_token": context.get("csrf_token"),
     }
-
-
-@register.simple_tag(takes_context=True)
-def team_connection_notice(context, conversation):
-    """The conversation page's notice when its team connection was revoked or removed, with the connections it may
-    switch to; None otherwise."""
-    from playground.connections.models import Connection, ensure_local_connection
-    from playground.teams.usage import connection_notice
-
-    user = context["request"].user
-    if conversation is None or (text := connection_notice(conversation, user)) is None:
-        return None
-    ensure_local_connection(user)
-    return {"text": text, "connections": list(Connection.objects.for_user(user))}
