@@ -27,6 +27,10 @@ class Evaluation(models.Model):
     batch_map = models.JSONField(default=dict, blank=True)
     batch_joined = models.BooleanField(default=False)
     stop_requested = models.BooleanField(default=False)
+    # The last run's size and wall time: the grid's summary says them after a reload too.
+    last_run_cells = models.PositiveIntegerField(default=0)
+    last_run_ms = models.PositiveIntegerField(null=True, blank=True)
+    last_run_ended = models.DateTimeField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 

@@ -38,7 +38,8 @@ def render_cell(cell: Cell) -> str:
 
 def render_summary(evaluation: Evaluation) -> str:
     variants, _, cells = services.grid(evaluation)
-    return render_to_string("evaluate/_summary.html", {"summaries": services.summaries(variants, cells)})
+    context = {"summaries": services.summaries(variants, cells), "evaluation": evaluation}
+    return render_to_string("evaluate/_summary.html", context)
 
 
 def running(pk: int) -> bool:
@@ -135,8 +136,15 @@ async def _run(
         left = await sync_to_async(_end_queued)(cell_ids)
         for cell in left:
             await _send(pk, {"type": "cell.state", "id": cell.pk, "status": cell.status, "html": render_cell(cell)})
-        html = await sync_to_async(render_summary)(evaluation)
         elapsed_ms = round((time.monotonic() - began) * 1000)
+        evaluation.last_run_cells, evaluation.last_run_ms = len(cell_ids), elapsed_ms
+        evaluation.last_run_ended = timezone.now()
+        await Evaluation.objects.filter(pk=pk).aupdate(
+            last_run_cells=evaluation.last_run_cells,
+            last_run_ms=elapsed_ms,
+            last_run_ended=evaluation.last_run_ended,
+        )
+        html = await sync_to_async(render_summary)(evaluation)
         await _send(pk, {"type": "run.end", "html": html, "elapsed_ms": elapsed_ms})
 
 

@@ -7,7 +7,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from playground.evaluate import runner
-from playground.evaluate.models import Cell, PromptVersion, TestCase
+from playground.evaluate.models import Cell, Evaluation, PromptVersion, TestCase
 from playground.lib import detached
 from tests.evaluate.conftest import connect, make_evaluation, receive_until, statuses
 
@@ -53,6 +53,11 @@ async def test_twenty_rows_by_two_variants_fill_every_cell_exactly_once(live_ser
         assert cell.completion_tokens > 0 and cell.prompt_tokens > 0
         assert 0 <= cell.ttft_ms <= cell.latency_ms
     assert 'data-summary="A"' in events[-1]["html"] and "40" not in events[-1]["html"].split("done")[0][-4:]
+    # The run's size and wall time are kept: the summary says them after a reload too.
+    saved = await Evaluation.objects.aget(pk=evaluation.pk)
+    assert saved.last_run_cells == 40 and saved.last_run_ms == events[-1]["elapsed_ms"] > 0
+    assert f'data-last-run="{saved.last_run_ms}"' in events[-1]["html"]
+    assert "Last run: 40 cells in" in await sync_to_async(runner.render_summary)(saved)
 
 
 async def test_rerun_one_cell_one_row_one_column(live_server, alice, catalog):
