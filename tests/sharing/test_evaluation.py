@@ -117,3 +117,13 @@ def test_a_running_evaluation_cannot_be_shared_yet(alice_client, evaluation):
     )
     assert "still running" in page.content.decode()
     assert not Share.objects.exists()
+
+
+def test_the_shared_grid_says_the_judges_reason_in_words(alice_client, evaluation):
+    cell = Cell.objects.get(evaluation=evaluation, case__position=1, variant__position=0)
+    reason = "The answer does not mention “Paris”."
+    cell.grades = {"judge": {"pass": False, "detail": reason, "model": "local/chat", "prompt_tokens": 40}}
+    cell.save(update_fields=["grades"])
+    share = _share(alice_client, evaluation)
+    page = Client().get(reverse("sharing:view", args=[share.token])).content.decode()
+    assert f"local/chat failed it: {reason}" in page.replace("&ldquo;", "“").replace("&rdquo;", "”")
