@@ -26,6 +26,16 @@ def storage():
     return storages["default"]
 
 
+def location() -> str:
+    """Where the stored files are, written the same by every server that shares them: `s3://<bucket>/<prefix>` or
+    `file://<MEDIA_ROOT>`. Background work that reads files another process wrote (a local batch) is taken only by
+    a process whose files are in the same place: one on another storage would find none of them."""
+    store = storage()
+    if isinstance(store, BaseS3Storage):
+        return f"s3://{store.bucket_name}/{store.location}"
+    return f"file://{store.location}"
+
+
 def size(name: str) -> int | None:
     """The stored file's size in bytes, or None when there is no such file."""
     if not name:

@@ -13,6 +13,7 @@ import pytest
 from django.utils import timezone
 
 from playground.localapi import keys
+from playground.localapi.engines import batch_runner
 from playground.localapi.engines import batches as engine
 from playground.localapi.models import Batch
 from tests.conftest import LOCAL_API_TEST_KEY, free_port, start_server, stop_server
@@ -416,3 +417,23 @@ def test_two_server_processes_never_run_the_same_batch(live_server, tmp_path):
         assert worker_pid(batch["id"]) in pids
         used.add(worker_pid(batch["id"]))
     assert used == pids, "both processes should have taken batches"
+
+
+@pytest.mark.django_db
+def test_only_a_process_storing_files_where_the_batch_does_claims_it(settings):
+    """A server sharing the database but not the files (a bucket, where the batch's are on this disk) would find
+    neither its input nor its results: it leaves the batch to the others, which claim it."""
+    data = (json.dumps(line("one")) + "\n").encode()
+    file = engine.create_file(owner=OWNER, filename="in.jsonl", purpose="batch", data=data)
+    payload = {"input_file_id": file.id, "endpoint": "/v1/chat/completions", "completion_window": "24h"}
+    batch = engine.create_batch(owner=OWNER, payload=payload)
+    on_disk = settings.STORAGES
+    settings.STORAGES = {
+        **on_disk,
+        "default": {"BACKEND": "playground.lib.files.S3Storage", "OPTIONS": {"bucket_name": "b"}},
+    }
+    assert batch_runner.claim_next() is None
+    assert Batch.objects.get(pk=batch.pk).worker == ""
+    settings.STORAGES = on_disk
+    assert batch_runner.claim_next() == batch.pk
+    file.content.delete(save=False)
