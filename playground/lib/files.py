@@ -80,7 +80,8 @@ def local_path(name: str) -> Path | None:
 
 
 class Spool:
-    """A stored file written bit by bit: write to `path`, then `publish()` it (or `discard()` it).
+    """A stored file written bit by bit: write to `path`, then `publish()` it (or `discard()` it, or `abandon()`
+    it to the process that took the writing over).
 
     With `resume`, the file starts as what is stored under `name` (a journal taken over by another process).
     Readers in this process read `path` while it grows; readers elsewhere see the file once it is published.
@@ -107,6 +108,11 @@ class Spool:
             store.delete(stored)
             raise RuntimeError(f"The storage renamed {self.name} to {stored}: it must overwrite files")
         self.path.unlink(missing_ok=True)
+
+    def abandon(self) -> None:
+        """Stop without storing: the stored file stays as it is (another process writes it now)."""
+        if not self.direct:
+            self.path.unlink(missing_ok=True)
 
     def discard(self) -> None:
         self.path.unlink(missing_ok=True)

@@ -27,6 +27,9 @@ from tests.faults.conftest import logged_in, wait_for
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 BUCKET = "playground-files"
+# The bound of the API calls made without a session, as `logged_in` has (a bound against hanging): on a loaded
+# machine a fresh server's first requests took more than httpx's default 5 s.
+API = {"timeout": 60}
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
 
 
@@ -215,25 +218,27 @@ def test_a_local_batch_created_on_one_server_is_read_on_the_other(pair):
     upload = httpx.post(
         f"{first.url}/local/v1/files",
         headers=auth,
+        **API,
         files={"file": ("in.jsonl", data, "application/jsonl")},
         data={"purpose": "batch"},
     )
     assert upload.status_code == 200, upload.text
     file_id = upload.json()["id"]
-    assert httpx.get(f"{second.url}/local/v1/files/{file_id}/content", headers=auth).content == data
+    assert httpx.get(f"{second.url}/local/v1/files/{file_id}/content", headers=auth, **API).content == data
     batch = httpx.post(
         f"{first.url}/local/v1/batches",
         headers=auth,
+        **API,
         json={"input_file_id": file_id, "endpoint": "/v1/chat/completions", "completion_window": "24h"},
     ).json()
 
     def finished():
-        state = httpx.get(f"{second.url}/local/v1/batches/{batch['id']}", headers=auth).json()
+        state = httpx.get(f"{second.url}/local/v1/batches/{batch['id']}", headers=auth, **API).json()
         return state if state["status"] in ("completed", "failed", "expired", "cancelled") else None
 
     state = wait_for(finished, timeout=90, what="the batch", every=0.5)
     assert state["status"] == "completed" and state["request_counts"]["completed"] == 3
-    output = httpx.get(f"{second.url}/local/v1/files/{state['output_file_id']}/content", headers=auth)
+    output = httpx.get(f"{second.url}/local/v1/files/{state['output_file_id']}/content", headers=auth, **API)
     results = [json.loads(line) for line in output.text.splitlines()]
     assert sorted(r["custom_id"] for r in results) == ["q0", "q1", "q2"]
     assert all(r["response"]["status_code"] == 200 for r in results)
@@ -258,14 +263,15 @@ def test_a_server_on_its_own_disk_sharing_the_database_leaves_the_pairs_batches_
         upload = httpx.post(
             f"{first.url}/local/v1/files",
             headers=auth,
+            **API,
             files={"file": ("in.jsonl", data + b"\n", "application/jsonl")},
             data={"purpose": "batch"},
         )
         body = {"input_file_id": upload.json()["id"], "endpoint": "/v1/chat/completions", "completion_window": "24h"}
-        sent.append(httpx.post(f"{first.url}/local/v1/batches", headers=auth, json=body).json()["id"])
+        sent.append(httpx.post(f"{first.url}/local/v1/batches", headers=auth, json=body, **API).json()["id"])
 
     def ended(batch_id):
-        state = httpx.get(f"{second.url}/local/v1/batches/{batch_id}", headers=auth).json()
+        state = httpx.get(f"{second.url}/local/v1/batches/{batch_id}", headers=auth, **API).json()
         return state if state["status"] in ("completed", "failed", "expired", "cancelled") else None
 
     for batch_id in sent:

@@ -226,10 +226,14 @@ class _Journal:
         self.handle.flush()
         self.done.add(record["custom_id"])
 
-    def close(self) -> int:
+    def close(self, *, store: bool = True) -> int:
+        """Stop writing; store what was written, unless `store` is false (the batch was taken over)."""
         self.handle.close()
         size = os.path.getsize(self.path)
-        self.spool.publish()
+        if store:
+            self.spool.publish()
+        else:
+            self.spool.abandon()
         return size
 
 
@@ -247,6 +251,7 @@ async def _work(batch: Batch, requests: list[BatchRequest]) -> None:
     output, errors = await _db(_open_journals)(batch)
     total = len(requests)
     expired = False
+    lost = False
     try:
         last_save = time.monotonic()
         for request in requests:
@@ -267,9 +272,13 @@ async def _work(batch: Batch, requests: list[BatchRequest]) -> None:
                 if request.custom_id not in output.done and request.custom_id not in errors.done:
                     expired = True
                     await _db(errors.append)(_expired_record(request))
+    except LostClaim:
+        # The process that took the batch over stores its results: ours must not replace them.
+        lost = True
+        raise
     finally:
-        output_bytes = await _db(output.close)()
-        error_bytes = await _db(errors.close)()
+        output_bytes = await _db(output.close)(store=not lost)
+        error_bytes = await _db(errors.close)(store=not lost)
     await _db(_finalize)(batch_id, total, output, errors, output_bytes, error_bytes, expired)
 
 
