@@ -26,6 +26,16 @@ def storage():
     return storages["default"]
 
 
+def location() -> str:
+    """Where the stored files are, written the same by every server that shares them: `s3://<bucket>/<prefix>` or
+    `file://<MEDIA_ROOT>`. Background work that reads files another process wrote (a local batch) is taken only by
+    a process whose files are in the same place: one on another storage would find none of them."""
+    store = storage()
+    if isinstance(store, BaseS3Storage):
+        return f"s3://{store.bucket_name}/{store.location}"
+    return f"file://{store.location}"
+
+
 def size(name: str) -> int | None:
     """The stored file's size in bytes, or None when there is no such file."""
     if not name:
@@ -70,7 +80,8 @@ def local_path(name: str) -> Path | None:
 
 
 class Spool:
-    """A stored file written bit by bit: write to `path`, then `publish()` it (or `discard()` it).
+    """A stored file written bit by bit: write to `path`, then `publish()` it (or `discard()` it, or `abandon()`
+    it to the process that took the writing over).
 
     With `resume`, the file starts as what is stored under `name` (a journal taken over by another process).
     Readers in this process read `path` while it grows; readers elsewhere see the file once it is published.
@@ -97,6 +108,11 @@ class Spool:
             store.delete(stored)
             raise RuntimeError(f"The storage renamed {self.name} to {stored}: it must overwrite files")
         self.path.unlink(missing_ok=True)
+
+    def abandon(self) -> None:
+        """Stop without storing: the stored file stays as it is (another process writes it now)."""
+        if not self.direct:
+            self.path.unlink(missing_ok=True)
 
     def discard(self) -> None:
         self.path.unlink(missing_ok=True)

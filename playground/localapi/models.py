@@ -79,6 +79,9 @@ class Batch(models.Model):
     # Which server process runs it and when it last reported; a stale heartbeat lets another process resume it.
     worker = models.CharField(max_length=64, blank=True)
     heartbeat = models.DateTimeField(null=True, blank=True)
+    # Where its files are stored (lib/files.py location()): only a process that stores its files there runs it.
+    # Empty for batches queued before this was recorded: any process may run those.
+    storage = models.CharField(max_length=255, blank=True)
 
     def __str__(self) -> str:
         return self.id

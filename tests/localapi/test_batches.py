@@ -8,11 +8,16 @@ import time
 from contextlib import contextmanager
 from datetime import timedelta
 
+import boto3
 import httpx
 import pytest
+from asgiref.sync import async_to_sync, sync_to_async
 from django.utils import timezone
+from moto import mock_aws
 
+from playground.lib import files as stored_files
 from playground.localapi import keys
+from playground.localapi.engines import batch_runner
 from playground.localapi.engines import batches as engine
 from playground.localapi.models import Batch
 from tests.conftest import LOCAL_API_TEST_KEY, free_port, start_server, stop_server
@@ -416,3 +421,57 @@ def test_two_server_processes_never_run_the_same_batch(live_server, tmp_path):
         assert worker_pid(batch["id"]) in pids
         used.add(worker_pid(batch["id"]))
     assert used == pids, "both processes should have taken batches"
+
+
+@pytest.mark.django_db
+def test_only_a_process_storing_files_where_the_batch_does_claims_it(settings):
+    """A server sharing the database but not the files (a bucket, where the batch's are on this disk) would find
+    neither its input nor its results: it leaves the batch to the others, which claim it."""
+    data = (json.dumps(line("one")) + "\n").encode()
+    file = engine.create_file(owner=OWNER, filename="in.jsonl", purpose="batch", data=data)
+    payload = {"input_file_id": file.id, "endpoint": "/v1/chat/completions", "completion_window": "24h"}
+    batch = engine.create_batch(owner=OWNER, payload=payload)
+    on_disk = settings.STORAGES
+    settings.STORAGES = {
+        **on_disk,
+        "default": {"BACKEND": "playground.lib.files.S3Storage", "OPTIONS": {"bucket_name": "b"}},
+    }
+    assert batch_runner.claim_next() is None
+    assert Batch.objects.get(pk=batch.pk).worker == ""
+    settings.STORAGES = on_disk
+    assert batch_runner.claim_next() == batch.pk
+    file.content.delete(save=False)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_runner_that_lost_its_batch_leaves_the_stored_results_to_the_new_one(settings, tmp_path, monkeypatch):
+    """With a bucket, a runner writes its results on its own disk and stores them when it stops. One that stalled
+    and was taken over must not store them then: it would replace what the process that took over stored."""
+    with mock_aws():
+        boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="batch-files")
+        settings.DATA_DIR = tmp_path
+        settings.STORAGES = {
+            **settings.STORAGES,
+            "default": {"BACKEND": "playground.lib.files.S3Storage", "OPTIONS": {"bucket_name": "batch-files"}},
+        }
+        data = (json.dumps(line("one")) + "\n").encode()
+        file = engine.create_file(owner=OWNER, filename="in.jsonl", purpose="batch", data=data)
+        payload = {"input_file_id": file.id, "endpoint": "/v1/chat/completions", "completion_window": "24h"}
+        batch = engine.create_batch(owner=OWNER, payload=payload)
+        assert batch_runner.claim_next() == batch.pk
+
+        async def taken_over_meanwhile(batch, request):
+            await sync_to_async(_take_over)(batch.pk)
+            return True, {"custom_id": request.custom_id}
+
+        monkeypatch.setattr(batch_runner, "_execute", taken_over_meanwhile)
+        async_to_sync(batch_runner.run_batch)(batch.pk)
+        output = Batch.objects.select_related("output_file").get(pk=batch.pk).output_file
+        assert stored_files.read(output.content.name) == b"stored by the process that took over\n"
+        assert not list(tmp_path.rglob("*.jsonl"))  # nor is the spool left behind
+
+
+def _take_over(batch_id: str) -> None:
+    batch = Batch.objects.select_related("output_file").get(pk=batch_id)
+    Batch.objects.filter(pk=batch_id).update(worker="another-process")
+    stored_files.save(batch.output_file.content.name, b"stored by the process that took over\n")

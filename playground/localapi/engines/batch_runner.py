@@ -2,9 +2,9 @@
 
 It runs with playground/lib/detached.py, which also stamps the heartbeat of the batches it holds. All state lives
 in the database: a process claims a batch by writing its worker id and a heartbeat; a batch whose heartbeat is
-stale (its process died) is taken over by another. The output and error files are the record of what is done:
-a resumed batch skips the custom_ids already written there and recounts from them, so every request is counted
-exactly once.
+stale (its process died) is taken over by another. Only processes that store files where the batch's are (the same
+bucket, or the same directory) claim it. The output and error files are the record of what is done: a resumed
+batch skips the custom_ids already written there and recounts from them, so every request is counted exactly once.
 """
 
 import asyncio
@@ -99,6 +99,9 @@ def claim_next() -> str | None:
     """Claim one batch that nobody (alive) is running; return its id, or None."""
     cutoff = timezone.now() - timedelta(seconds=stale_after())
     claimable = Q(status__in=ACTIVE) & (Q(worker="") | Q(heartbeat__isnull=True) | Q(heartbeat__lt=cutoff))
+    # Another process sharing the database but not the files (another bucket, or a disk of its own) would find
+    # neither the input nor the results: it leaves the batch to the processes that share its storage.
+    claimable &= Q(storage__in=(files.location(), ""))
     candidates = Batch.objects.filter(claimable).exclude(pk__in=_running()).order_by("created_at", "id")
     now = timezone.now()
     if connection.vendor == "postgresql":
@@ -223,10 +226,14 @@ class _Journal:
         self.handle.flush()
         self.done.add(record["custom_id"])
 
-    def close(self) -> int:
+    def close(self, *, store: bool = True) -> int:
+        """Stop writing; store what was written, unless `store` is false (the batch was taken over)."""
         self.handle.close()
         size = os.path.getsize(self.path)
-        self.spool.publish()
+        if store:
+            self.spool.publish()
+        else:
+            self.spool.abandon()
         return size
 
 
@@ -244,6 +251,7 @@ async def _work(batch: Batch, requests: list[BatchRequest]) -> None:
     output, errors = await _db(_open_journals)(batch)
     total = len(requests)
     expired = False
+    lost = False
     try:
         last_save = time.monotonic()
         for request in requests:
@@ -264,9 +272,13 @@ async def _work(batch: Batch, requests: list[BatchRequest]) -> None:
                 if request.custom_id not in output.done and request.custom_id not in errors.done:
                     expired = True
                     await _db(errors.append)(_expired_record(request))
+    except LostClaim:
+        # The process that took the batch over stores its results: ours must not replace them.
+        lost = True
+        raise
     finally:
-        output_bytes = await _db(output.close)()
-        error_bytes = await _db(errors.close)()
+        output_bytes = await _db(output.close)(store=not lost)
+        error_bytes = await _db(errors.close)(store=not lost)
     await _db(_finalize)(batch_id, total, output, errors, output_bytes, error_bytes, expired)
 
 

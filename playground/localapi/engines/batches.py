@@ -6,6 +6,7 @@ Input files follow the OpenAI batch convention: JSONL, one chat request per line
 The runner is one background service per server process (playground/lib/detached.py, which also stamps the
 heartbeat of the batches it runs). All state lives in the database: a process claims a batch by writing its
 worker id and a heartbeat; a batch whose heartbeat is stale (its process died) is taken over by another.
+Only a process whose files are stored where the batch's are (the same bucket, or the same directory) claims it.
 The output and error files are the record of what is done: a resumed batch skips
 the custom_ids already written there and recounts from them, so every request is counted exactly once.
 """
@@ -21,7 +22,7 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db.models import Q
 
-from playground.lib import detached
+from playground.lib import detached, files
 from playground.localapi.models import Batch, File
 
 ENDPOINT = "/v1/chat/completions"
@@ -225,6 +226,7 @@ def create_batch(*, owner: str, payload: dict) -> Batch:
         replace=replace,
         created_at=now,
         expires_at=now + hours * 3600,
+        storage=files.location(),
     )
 
 
