@@ -8,7 +8,8 @@ same load. Every figure is reported against the direct client of the same run.
 
 In the page (clock: `performance.now()`), from the Send button's click:
 - placeholder: the new answer's article is in the thread;
-- first text: its body holds text; last text: its body holds the whole answer's text (as at the end);
+- first text: its body holds text; last text: its body holds every word of the answer (as at the end; letters and
+  digits compared, so a `**` the live tail shows for a moment before the final render makes it bold is no word);
 - "on screen" is the frame that paints a change: a change made in an animation-frame callback is painted at the
   end of that frame, any other change at the next frame (the time of that frame's callbacks);
 - flashes: the whole text was on screen, then less of it (the final render replacing the live one badly);
@@ -17,11 +18,13 @@ Direct: from the request to the first and to the last content chunk.
 
 `--cold N`: N loads of a conversation page in a fresh browser context (nothing cached): navigation start to a
 usable message box (DOMContentLoaded: the deferred scripts have run, the composer's handlers are in place), the
-first contentful paint, and the bytes on the wire (Chrome's encoded lengths, until the load event).
+first contentful paint, and the bytes on the wire (Chrome's encoded lengths, until the load event). The static
+files are collected first (`collectstatic`, as `make run` does), so they are served with their gzip copies.
 """
 
 import argparse
 import os
+import re
 import statistics
 import sys
 import time
@@ -31,7 +34,7 @@ import httpx
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from relay import KEY, Server, pct
+from relay import KEY, Server, devserver, pct
 
 CHROMIUM = "/usr/bin/chromium"
 PROMPT = "write 150 words about rivers"
@@ -135,11 +138,13 @@ def browser_send(page, server: Server, pk: int, prompt: str) -> dict:
     data = page.evaluate("({t: window.__t, arrivals: window.__arrivals})")
     t, marks = data["t"], data["t"]["marks"]
     click = t["click"]
-    final = marks[-1]["text"] if marks else ""
+    # Words only: the live tail may show a marker (`**`) for a moment that the final render turns into bold.
+    words = [re.sub(r"[\W_]+", "", m["text"]) for m in marks]
+    final = words[-1] if marks else ""
     texts = [m for m in marks if m["text"]]
-    whole = next((m for m in marks if m["text"] == final), None)
-    after_whole = marks[marks.index(whole) :] if whole else []
-    flashes = sum(1 for m in after_whole if len(m["text"]) < len(final))
+    whole = next((i for i, w in enumerate(words) if w == final), None)
+    flashes = sum(1 for w in words[whole:] if len(w) < len(final)) if whole is not None else 0
+    whole = marks[whole] if whole is not None else None
     arrivals = data["arrivals"]
     return {
         "placeholder": t["placeholder"]["paint"] - click,
@@ -190,8 +195,11 @@ def sends(server: Server, pks: list[int], runs: int, prompt: str) -> dict:
 COLD = """() => {
   var nav = performance.getEntriesByType("navigation")[0];
   var paint = performance.getEntriesByName("first-contentful-paint")[0];
+  var early = performance.getEntriesByType("resource").filter(function (r) { return r.startTime < nav.domContentLoadedEventStart; });
   return { usable: nav.domContentLoadedEventEnd, fcp: paint ? paint.startTime : null, load: nav.loadEventEnd,
-           response_end: nav.responseEnd, html: nav.encodedBodySize };
+           response_start: nav.responseStart, response_end: nav.responseEnd, html: nav.encodedBodySize,
+           subresources_end: Math.max.apply(null, early.map(function (r) { return r.responseEnd; }).concat([0])),
+           subresource_p50: early.map(function (r) { return r.duration; }).sort(function (a, b) { return a - b; })[Math.floor(early.length / 2)] || 0 };
 }"""
 
 
@@ -271,7 +279,9 @@ def main():
     parser.add_argument("--rate", default="0", help="LOCAL_API_TOKEN_RATE of the upstream (0: at once)")
     args = parser.parse_args()
     os.environ["RELAY_BENCH_TOKEN_RATE"] = args.rate
-    passes = [0.0] + ([args.upstream_ttft] if args.upstream_ttft else [])
+    passes = ([0.0] + ([args.upstream_ttft] if args.upstream_ttft else [])) if args.runs else []
+    # As `make run` and the Procfile's release do: the collected files are served with their gzip copies.
+    devserver.manage(dict(os.environ), "collectstatic", "--noinput", "-v0")
     load_before = os.getloadavg()
     server = Server(count=len(passes) * (args.runs + 3) + 1)
     try:
@@ -296,6 +306,10 @@ def main():
         print("| measure | p50 | max |\n|---|---|---|")
         for name, key, unit in (
             ("navigation → usable message box (DOMContentLoaded)", "usable", "ms"),
+            ("navigation → HTML response start / end", "response_start", "ms"),
+            ("", "response_end", "ms"),
+            ("navigation → the last script or style of the first paint loaded", "subresources_end", "ms"),
+            ("one script or style, request to response end", "subresource_p50", "ms"),
             ("navigation → first contentful paint", "fcp", "ms"),
             ("navigation → load event", "load", "ms"),
             ("bytes on the wire (until load)", "bytes", "B"),
