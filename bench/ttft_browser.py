@@ -14,7 +14,8 @@ In the page (clock: `performance.now()`), from the Send button's click:
   end of that frame, any other change at the next frame (the time of that frame's callbacks);
 - flashes: the whole text was on screen, then less of it (the final render replacing the live one badly);
 - arrivals: the first and the last delta and the `done` event on the websocket (the socket's share against the page's).
-Direct: from the request to the first and to the last content chunk.
+Direct: from the request to the first and to the last content chunk. (The browser context bypasses the page's
+Content-Security-Policy: Playwright's waits evaluate strings, which `script-src 'self'` refuses.)
 
 `--cold N`: N loads of a conversation page in a fresh browser context (nothing cached): navigation start to a
 usable message box (DOMContentLoaded: the deferred scripts have run, the composer's handlers are in place), the
