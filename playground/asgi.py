@@ -11,6 +11,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from playground.connections import keycheck  # noqa: E402
 from playground.lib.metrics import count_websockets, install_exit_hook  # noqa: E402
+from playground.lib.static_files import StaticFiles  # noqa: E402
 from playground.origin import SameOriginValidator  # noqa: E402
 from playground.routing import websocket_urlpatterns  # noqa: E402
 from playground.upstream.client import install_shutdown_hook  # noqa: E402
@@ -21,7 +22,7 @@ if os.environ.get("PLAYGROUND_BOOT_CHECKS", "on") != "off":
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": StaticFiles(django_asgi_app),  # scripts and styles without a hop to Django's sync thread
         "websocket": count_websockets(SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))),
     }
 )

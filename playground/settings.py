@@ -260,8 +260,26 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
-# Serve straight from static/ too, so `make test` needs no collectstatic.
-WHITENOISE_USE_FINDERS = True
+
+
+def collected(source: Path, root: Path) -> bool:
+    """Whether `collectstatic` copied every file of `source` into `root` since it last changed."""
+    for folder, _, names in os.walk(source):
+        for name in names:
+            path = Path(folder) / name
+            copy = root / path.relative_to(source)
+            try:
+                if copy.stat().st_mtime < path.stat().st_mtime:
+                    return False
+            except FileNotFoundError:
+                return False
+    return True
+
+
+# The collected files (`make run`, the Procfile's release) are served with their gzip copies; until they are
+# collected, or once a file of static/ changed since, straight from static/ (uncompressed), so `make test` needs
+# no collectstatic and never serves a stale copy. (WhiteNoise's finders take precedence over STATIC_ROOT.)
+WHITENOISE_USE_FINDERS = not collected(STATICFILES_DIRS[0], STATIC_ROOT)
 
 # Saved audio clips, uploads and the local API's files live here, unless PLAYGROUND_S3_BUCKET names a bucket.
 DATA_DIR = Path(os.environ.get("PLAYGROUND_DATA_DIR", BASE_DIR / "var"))

@@ -31,7 +31,7 @@ from playground.upstream.errors import UpstreamError
 
 log = logging.getLogger(__name__)
 
-FRAME = 0.02  # deltas within one frame are merged into one websocket message
+FRAME = 1 / 60  # deltas within one frame (60 Hz) are merged into one websocket message
 ANNOUNCE_WAIT = 2.0  # longest a generation holds its deltas for the announcement of its placeholder
 KIND = "chat"  # generations in the background-work registry (playground/lib/detached.py), keyed by message pk
 LIVE_LOST_NOTICE = "This tab may have missed live deltas; the saved answer is complete."
@@ -44,6 +44,11 @@ def conversation_group(pk: int) -> str:
 def final_html(message_id: int) -> str | None:
     message = Message.objects.filter(pk=message_id).first()
     return None if message is None else render_message(message)
+
+
+def _wake_up(future: asyncio.Future) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def running(message_id: int) -> "Generation | None":
@@ -88,6 +93,7 @@ class Generation(AnswerRows, ControlChannel):
         self._pending_reasoning: list[str] = []
         self._pending_extra: dict[int, list[str]] = {}
         self._wake = asyncio.Event()
+        self._nap: asyncio.Future | None = None  # the publisher's pause between two frames, cut short at the end
         self._closing = False
         # Set once the placeholder was announced to the tabs (start_turn): no delta or end may overtake it.
         self.announced = asyncio.Event()
@@ -320,7 +326,18 @@ class Generation(AnswerRows, ControlChannel):
             except Exception as exc:
                 self.lost_live(exc)
             if not self._closing:
-                await asyncio.sleep(FRAME)
+                await self._pause()
+
+    async def _pause(self) -> None:
+        """One frame, or less when the answer ends meanwhile (its last words then go out at once, in _end)."""
+        loop = asyncio.get_running_loop()
+        self._nap = nap = loop.create_future()
+        timer = loop.call_later(FRAME, _wake_up, nap)
+        try:
+            await nap
+        finally:
+            timer.cancel()
+            self._nap = None
 
     def snapshot(self) -> dict:
         return {
@@ -429,6 +446,8 @@ class Generation(AnswerRows, ControlChannel):
             helpers[0].cancel()  # the flusher; the publisher ends by itself once _closing is set
         self._closing = True
         self._wake.set()
+        if self._nap is not None:
+            _wake_up(self._nap)
         if listener is not None:
             await self._close_listener(layer, channel, listener)
         for helper in helpers:
@@ -436,7 +455,13 @@ class Generation(AnswerRows, ControlChannel):
                 await helper
 
     async def _end(self, layer, channel: str | None, status: str, error: dict | None) -> None:
-        """Make the row final, then tell the viewers: a tab that hears `done` reads a finished message."""
+        """Make the row final, then tell the viewers: a tab that hears `done` reads a finished message. The last
+        words go out first: they must not wait for the final save and render."""
+        await self._await_announcement()
+        try:
+            await self._publish(layer)
+        except Exception as exc:
+            self.lost_live(exc)
         try:
             await self._finish(status, error)
         except Exception:

@@ -18,10 +18,13 @@
   var DATA_IMAGE = /^data:image\/(?:png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]*$/i;
   var MAX_MATH = 4000;
 
-  var md = window.markdownit ? window.markdownit("commonmark", { html: false, linkify: false }).enable(["table", "strikethrough"]) : null;
-  var purify = window.DOMPurify ? window.DOMPurify(window) : null;
-  var mathPurify = window.DOMPurify ? window.DOMPurify(window) : null;
-  var escapeHtml = md ? md.utils.escapeHtml : function (s) { return s; };
+  // markdown-it and DOMPurify are loaded after the page (nothing of the first paint needs them), KaTeX when the
+  // first math shows up: their addresses are on this script's tag. window.ChatMarkdown exists once they are in.
+  var script = document.currentScript;
+  var md = null;
+  var purify = null;
+  var mathPurify = null;
+  function escapeHtml(text) { return md.utils.escapeHtml(text); }
 
   // ---------------------------------------------------------------- render rules (as rendering.py)
 
@@ -42,7 +45,8 @@
     return match ? match[1].toLowerCase() : "";
   }
 
-  if (md) {
+  function setupMarkdown() {
+    md = window.markdownit("commonmark", { html: false, linkify: false }).enable(["table", "strikethrough"]);
     md.renderer.rules.fence = function (tokens, idx) {
       var info = tokens[idx].info.trim().split(/\s+/);
       var language = info[0] && LANGUAGE.test(info[0]) ? info[0] : "";
@@ -179,7 +183,9 @@
     return value;
   }
 
-  if (purify) {
+  function setupPurify() {
+    purify = window.DOMPurify(window);
+    mathPurify = window.DOMPurify(window);
     purify.addHook("uponSanitizeAttribute", function (node, data) {
       var tag = node.nodeName.toLowerCase();
       var allowed = ATTRIBUTES[tag] || [];
@@ -240,8 +246,14 @@
 
   // Typesets the math of `root` not typeset yet (its TeX stays in data-tex, for copying).
   function typeset(root) {
-    if (!window.katex || !mathPurify || !root || !root.querySelectorAll) return;
-    root.querySelectorAll(".math:not([data-tex])").forEach(function (node) {
+    if (!mathPurify || !root || !root.querySelectorAll) return;
+    var nodes = root.querySelectorAll(".math:not([data-tex])");
+    if (!nodes.length) return;
+    if (!window.katex) {
+      loadKatex();
+      return;
+    }
+    nodes.forEach(function (node) {
       var tex = node.textContent;
       node.setAttribute("data-tex", tex);
       node.innerHTML = mathHTML(tex, node.classList.contains("math-display"));
@@ -317,11 +329,48 @@
 
   document.addEventListener("chat:message", function (event) { typeset(event.target); });
 
-  // The first render compiles markdown-it's rules and sets up DOMPurify (~100 ms): pay it while the page is
-  // idle, not in the first frame of a stream.
-  var warm = function () { render("*warm* **up** `x`\n\n- a\n\n| a |\n|---|\n| b |\n\n```\nc\n```"); };
-  if (window.requestIdleCallback) window.requestIdleCallback(warm, { timeout: 2000 });
-  else setTimeout(warm, 200);
+  // ---------------------------------------------------------------- loading
 
-  window.ChatMarkdown = { render: render, sanitize: sanitize, renderTail: renderTail, typeset: typeset, fragment: fragment };
+  function load(src) {
+    return new Promise(function (resolve, reject) {
+      var tag = document.createElement("script");
+      tag.src = src;
+      tag.async = true;
+      tag.onload = resolve;
+      tag.onerror = reject;
+      document.head.appendChild(tag);
+    });
+  }
+
+  var katexLoading = null;
+
+  function loadKatex() {
+    if (katexLoading || !script || !script.dataset.katex) return;
+    var style = document.createElement("link");
+    style.rel = "stylesheet";
+    style.href = script.dataset.katexCss;
+    document.head.appendChild(style);
+    katexLoading = load(script.dataset.katex).then(function () { typeset(document.body); });
+  }
+
+  function ready() {
+    setupMarkdown();
+    setupPurify();
+    window.ChatMarkdown = { render: render, sanitize: sanitize, renderTail: renderTail, typeset: typeset, fragment: fragment };
+    typeset(document.body);
+    // The first render compiles markdown-it's rules and sets up DOMPurify (~100 ms): pay it while the page is
+    // idle, not in the first frame of a stream.
+    var warm = function () { render("*warm* **up** `x`\n\n- a\n\n| a |\n|---|\n| b |\n\n```\nc\n```"); };
+    if (window.requestIdleCallback) window.requestIdleCallback(warm, { timeout: 2000 });
+    else setTimeout(warm, 200);
+  }
+
+  function start() {
+    if (window.markdownit && window.DOMPurify) { ready(); return; }
+    Promise.all([load(script.dataset.markdownIt), load(script.dataset.purify)]).then(ready);
+  }
+
+  if (window.markdownit && window.DOMPurify) ready();
+  else if (document.readyState === "complete") start();
+  else window.addEventListener("load", start);
 })();

@@ -22,6 +22,9 @@
   var prepared = new WeakSet();
   var dirty = new Set();
   var frameRequested = false;
+  var drawnAt = -Infinity; // when the last frame() wrote to the DOM
+  var FRAME_MS = 16;
+  var early = {}; // message id -> events that came before its article (a send's first deltas may pass its reply)
   var socket = null;
   var backoff = 500;
   var deferredStarts = [];
@@ -257,7 +260,10 @@
       else if (insertArticles(data.html).length) syncThread();
       return;
     }
-    if (!articleFor(id)) return;
+    if (!articleFor(id)) {
+      if (data.type === "delta" || data.type === "done" || data.type === "error") hold(id, data);
+      return;
+    }
     if (data.type === "waiting" || data.type === "delta") slotWait(articleFor(id), data);
     if (data.type === "waiting") return;
     var state = track(id);
@@ -292,10 +298,32 @@
       return;
     }
     dirty.add(id);
-    if (!frameRequested) {
-      frameRequested = true;
-      requestAnimationFrame(frame);
+    if (frameRequested) return;
+    // Nothing written since the last frame: written now, so the frame being prepared shows it. Otherwise what
+    // arrives within one frame is written together, at the next.
+    if (performance.now() - drawnAt >= FRAME_MS) {
+      frame();
+      return;
     }
+    frameRequested = true;
+    requestAnimationFrame(frame);
+  }
+
+  // Events of a message whose article is not on the page yet: replayed once it is (release), dropped after a while.
+  function hold(id, data) {
+    var held = early[id];
+    if (!held) {
+      held = early[id] = [];
+      setTimeout(function () { delete early[id]; }, 10000);
+    }
+    if (held.length < 5000) held.push(data);
+  }
+
+  function release(id) {
+    var held = early[id];
+    if (!held) return;
+    delete early[id];
+    held.forEach(receive);
   }
 
   // n > 1: the text each other choice gained ({index: text}), merged within a frame.
@@ -320,6 +348,7 @@
 
   function frame() {
     frameRequested = false;
+    drawnAt = performance.now();
     var follow = stick;
     var shownSeq = 0;
     dirty.forEach(function (id) {
@@ -445,6 +474,7 @@
       insertArticles(data.html);
       stick = true;
       scrollToEnd();
+      release(String(data.message_id));
     }
     callback(data);
     if (place) window.Playground.restoreFocus(place, inner);

@@ -1,0 +1,325 @@
+"""First token as a person sees it: Send clicked in Chromium to the answer's text on screen, against a direct client.
+
+Run by hand: `.venv/bin/python bench/ttft_browser.py [--runs 30] [--upstream-ttft 50] [--cold 5] [--rate 0]`.
+Same two daphne processes as bench/relay.py (the upstream, the local API, and the playground, each on its own
+temporary SQLite database). Each measured send is the first turn of a conversation of its own, opened in headless
+Chromium (Debian's); then a direct httpx stream asks the upstream the same question: interleaved, so both see the
+same load. Every figure is reported against the direct client of the same run.
+
+In the page (clock: `performance.now()`), from the Send button's click:
+- placeholder: the new answer's article is in the thread;
+- first text: its body holds text; last text: its body holds every word of the answer (as at the end; letters and
+  digits compared, so a `**` the live tail shows for a moment before the final render makes it bold is no word);
+- "on screen" is the frame that paints a change: a change made in an animation-frame callback is painted at the
+  end of that frame, any other change at the next frame (the time of that frame's callbacks);
+- flashes: the whole text was on screen, then less of it (the final render replacing the live one badly);
+- arrivals: the first and the last delta and the `done` event on the websocket (the socket's share against the page's).
+Direct: from the request to the first and to the last content chunk. (The browser context bypasses the page's
+Content-Security-Policy: Playwright's waits evaluate strings, which `script-src 'self'` refuses.)
+
+`--cold N`: N loads of a conversation page in a fresh browser context (nothing cached): navigation start to a
+usable message box (DOMContentLoaded: the deferred scripts have run, the composer's handlers are in place), the
+first contentful paint, and the bytes on the wire (Chrome's encoded lengths, until the load event). The static
+files are collected first (`collectstatic`, as `make run` does), so they are served with their gzip copies.
+"""
+
+import argparse
+import os
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from relay import KEY, Server, devserver, pct
+
+CHROMIUM = "/usr/bin/chromium"
+PROMPT = "write 150 words about rivers"
+
+# Before the page's scripts: the frame of each DOM change, and the websocket's arrivals.
+PROBE = """
+(function () {
+  var native = window.requestAnimationFrame.bind(window);
+  var inFrame = 0, pending = [];
+  window.requestAnimationFrame = function (callback) {
+    return native(function (stamp) { inFrame += 1; try { callback(stamp); } finally { inFrame -= 1; } });
+  };
+  // record.paint: when the frame that shows the change runs.
+  window.__painted = function (record) {
+    if (inFrame) { record.paint = performance.now(); return; }
+    pending.push(record);
+    if (pending.length === 1) native(function () {
+      var now = performance.now();
+      pending.splice(0).forEach(function (r) { r.paint = now; });
+    });
+  };
+  window.__arrivals = { delta: null, lastDelta: null, done: null };
+  var Native = window.WebSocket;
+  function Probed(url, protocols) {
+    var ws = protocols === undefined ? new Native(url) : new Native(url, protocols);
+    ws.addEventListener("message", function (event) {
+      var head = /"type": ?"(\\w+)"/.exec(event.data.slice(0, 80));
+      if (!head) return;
+      var now = performance.now();
+      if (head[1] === "delta" && window.__arrivals.delta === null) window.__arrivals.delta = now;
+      if (head[1] === "delta") window.__arrivals.lastDelta = now;
+      if (head[1] === "done" || head[1] === "error") window.__arrivals.done = now;
+    });
+    return ws;
+  }
+  Probed.prototype = Native.prototype;
+  ["CONNECTING", "OPEN", "CLOSING", "CLOSED"].forEach(function (k) { Probed[k] = Native[k]; });
+  window.WebSocket = Probed;
+})();
+"""
+
+# Arms the watch of one send: the click, the new answer's article and every change of its text.
+WATCH = """() => {
+  var t = window.__t = { click: null, placeholder: null, marks: [] };
+  window.__arrivals.delta = window.__arrivals.lastDelta = window.__arrivals.done = null;
+  var known = new Set(Array.from(document.querySelectorAll('article[data-role="assistant"]')).map(function (a) { return a.id; }));
+  document.getElementById("send-button").addEventListener("click", function () { t.click = performance.now(); }, { capture: true, once: true });
+  var id = null, last = null;
+  function look() {
+    if (!id) {
+      document.querySelectorAll('article[data-role="assistant"]').forEach(function (a) { if (!known.has(a.id)) id = a.id; });
+      if (!id) return;
+      t.placeholder = { at: performance.now() };
+      window.__painted(t.placeholder);
+    }
+    var article = document.getElementById(id);
+    var body = article && article.querySelector(".message-body");
+    var text = body ? body.textContent.replace(/\\s+/g, " ").trim() : "";
+    if (text !== last) {
+      last = text;
+      var mark = { at: performance.now(), text: text };
+      t.marks.push(mark);
+      window.__painted(mark);
+    }
+    t.status = article ? article.dataset.status : null;
+  }
+  new MutationObserver(look).observe(document.getElementById("thread"), { childList: true, subtree: true, characterData: true, attributes: true, attributeFilter: ["data-status"] });
+}"""
+
+
+def direct(upstream: httpx.Client, prompt: str) -> tuple[float, float, str]:
+    """(ms to the first content chunk, ms to the last, the text) of one direct stream."""
+    body = {"model": "local/chat", "messages": [{"role": "user", "content": prompt}], "stream": True}
+    first = last = None
+    parts = []
+    start = time.perf_counter()
+    with upstream.stream(
+        "POST", "/local/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {KEY}"}
+    ) as response:
+        for line in response.iter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            chunk = orjson.loads(line[6:])
+            text = chunk["choices"][0]["delta"].get("content") if chunk.get("choices") else None
+            if text:
+                last = time.perf_counter()
+                first = first or last
+                parts.append(text)
+    return (first - start) * 1000, (last - start) * 1000, "".join(parts)
+
+
+def browser_send(page, server: Server, pk: int, prompt: str) -> dict:
+    page.goto(f"{server.url}/c/{pk}/")
+    page.wait_for_function("window.ChatClient && window.ChatClient.connected()")
+    page.wait_for_timeout(400)  # idle: the live markdown warms up (markdown.js)
+    page.fill("#composer-input", prompt)
+    page.evaluate(WATCH)
+    page.click("#send-button")
+    page.wait_for_function("window.__t.status && window.__t.status !== 'streaming'", timeout=30_000)
+    page.wait_for_timeout(150)  # the final render's frame
+    data = page.evaluate("({t: window.__t, arrivals: window.__arrivals})")
+    t, marks = data["t"], data["t"]["marks"]
+    click = t["click"]
+    # Words only: the live tail may show a marker (`**`) for a moment that the final render turns into bold.
+    words = [re.sub(r"[\W_]+", "", m["text"]) for m in marks]
+    final = words[-1] if marks else ""
+    texts = [m for m in marks if m["text"]]
+    whole = next((i for i, w in enumerate(words) if w == final), None)
+    flashes = sum(1 for w in words[whole:] if len(w) < len(final)) if whole is not None else 0
+    whole = marks[whole] if whole is not None else None
+    arrivals = data["arrivals"]
+    return {
+        "placeholder": t["placeholder"]["paint"] - click,
+        "first": texts[0]["paint"] - click if texts else None,
+        "last": whole["paint"] - click if whole else None,
+        "first_arrival": arrivals["delta"] - click if arrivals["delta"] else None,
+        "last_arrival": arrivals["lastDelta"] - click if arrivals["lastDelta"] else None,
+        "done_arrival": arrivals["done"] - click if arrivals["done"] else None,
+        "flashes": flashes,
+        "chars": len(final),
+    }
+
+
+def sends(server: Server, pks: list[int], runs: int, prompt: str) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    rows = {
+        k: []
+        for k in ("placeholder", "first", "last", "first_arrival", "last_arrival", "done_arrival", "flashes", "chars")
+    }
+    rows["direct_first"], rows["direct_last"] = [], []
+    with (
+        sync_playwright() as playwright,
+        httpx.Client(base_url=server.upstream_url, timeout=60) as upstream,
+    ):
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 860}, bypass_csp=True)
+            context.add_cookies([{"name": "sessionid", "value": server.session, "domain": "127.0.0.1", "path": "/"}])
+            context.add_init_script(PROBE)
+            page = context.new_page()
+            for i, pk in enumerate(pks[: runs + 3]):
+                seen = browser_send(page, server, pk, prompt)
+                d_first, d_last, _ = direct(upstream, prompt)
+                if i < 3:
+                    continue  # warm-up: imports, pools, the first renders
+                for key, value in seen.items():
+                    rows[key].append(value)
+                rows["direct_first"].append(d_first)
+                rows["direct_last"].append(d_last)
+        finally:
+            browser.close()
+    return rows
+
+
+COLD = """() => {
+  var nav = performance.getEntriesByType("navigation")[0];
+  var paint = performance.getEntriesByName("first-contentful-paint")[0];
+  var early = performance.getEntriesByType("resource").filter(function (r) { return r.startTime < nav.domContentLoadedEventStart; });
+  return { usable: nav.domContentLoadedEventEnd, fcp: paint ? paint.startTime : null, load: nav.loadEventEnd,
+           response_start: nav.responseStart, response_end: nav.responseEnd, html: nav.encodedBodySize,
+           subresources_end: Math.max.apply(null, early.map(function (r) { return r.responseEnd; }).concat([0])),
+           subresource_p50: early.map(function (r) { return r.duration; }).sort(function (a, b) { return a - b; })[Math.floor(early.length / 2)] || 0 };
+}"""
+
+
+def cold_loads(server: Server, pk: int, loads: int) -> list[dict]:
+    from playwright.sync_api import sync_playwright
+
+    results = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            for i in range(loads + 1):
+                context = browser.new_context(viewport={"width": 1280, "height": 860}, bypass_csp=True)
+                context.add_cookies(
+                    [{"name": "sessionid", "value": server.session, "domain": "127.0.0.1", "path": "/"}]
+                )
+                page = context.new_page()
+                cdp = context.new_cdp_session(page)
+                cdp.send("Network.enable")
+                cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
+                wire = {}
+                cdp.on(
+                    "Network.loadingFinished",
+                    lambda e, wire=wire: wire.__setitem__(e["requestId"], e["encodedDataLength"]),
+                )
+                page.goto(f"{server.url}/c/{pk}/", wait_until="load")
+                page.wait_for_timeout(300)
+                timing = page.evaluate(COLD)
+                timing["bytes"] = sum(wire.values())
+                timing["requests"] = len(wire)
+                context.close()
+                if i:  # the first load warms the server's caches
+                    results.append(timing)
+        finally:
+            browser.close()
+    return results
+
+
+def p(values, q=0.5):
+    values = [v for v in values if v is not None]
+    return (statistics.median(values) if q == 0.5 else pct(values, q)) if values else float("nan")
+
+
+def table(rows: dict, title: str) -> None:
+    print(f"\n### {title}\n")
+    print("| measure | p50 / p95 | direct p50 / p95 | added p50 / p95 | added per send, p50 |")
+    print("|---|---|---|---|---|")
+
+    def line(name, key, other):
+        values, base = rows[key], rows[other]
+        paired = [v - b for v, b in zip(values, base, strict=True) if v is not None]
+        print(
+            f"| {name} | {p(values):.1f} / {p(values, 0.95):.1f} ms | {p(base):.1f} / {p(base, 0.95):.1f} ms | "
+            f"{p(values) - p(base):+.1f} / {p(values, 0.95) - p(base, 0.95):+.1f} ms | {p(paired):+.1f} ms |"
+        )
+
+    line("Send → placeholder on screen (vs first chunk)", "placeholder", "direct_first")
+    line("Send → first delta on the websocket", "first_arrival", "direct_first")
+    line("Send → first text on screen", "first", "direct_first")
+    line("Send → last delta on the websocket (vs last chunk)", "last_arrival", "direct_last")
+    line("Send → `done` on the websocket (vs last chunk)", "done_arrival", "direct_last")
+    line("Send → last text on screen", "last", "direct_last")
+    print(
+        f"| flashes (whole text shown, then less) | {sum(rows['flashes'])} in {len(rows['flashes'])} sends | | | |\n"
+        f"| answer length | {p(rows['chars']):.0f} characters | | | |"
+    )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument(
+        "--upstream-ttft", type=float, default=50, metavar="MS", help="second pass with this stall (0: none)"
+    )
+    parser.add_argument("--cold", type=int, default=5, metavar="N", help="cold loads of the chat page")
+    parser.add_argument("--rate", default="0", help="LOCAL_API_TOKEN_RATE of the upstream (0: at once)")
+    args = parser.parse_args()
+    os.environ["RELAY_BENCH_TOKEN_RATE"] = args.rate
+    passes = ([0.0] + ([args.upstream_ttft] if args.upstream_ttft else [])) if args.runs else []
+    # As `make run` and the Procfile's release do: the collected files are served with their gzip copies.
+    devserver.manage(dict(os.environ), "collectstatic", "--noinput", "-v0")
+    load_before = os.getloadavg()
+    server = Server(count=len(passes) * (args.runs + 3) + 1)
+    try:
+        results = []
+        pks = server.conversations[1:]
+        for n, stall in enumerate(passes):
+            prompt = PROMPT + (f" [fault:stall-{stall / 1000:g}]" if stall else "")
+            chunk = pks[n * (args.runs + 3) : (n + 1) * (args.runs + 3)]
+            results.append((stall, sends(server, chunk, args.runs, prompt)))
+        cold = cold_loads(server, server.conversations[0], args.cold) if args.cold else []
+    finally:
+        server.close()
+    load_after = os.getloadavg()
+    print(
+        f"\n## Chromium vs direct client ({args.runs} sends each, upstream token rate {args.rate}; load average "
+        f"{load_before[0]:.2f} before, {load_after[0]:.2f} after)"
+    )
+    for stall, rows in results:
+        table(rows, f"Upstream first token +{stall:g} ms")
+    if cold:
+        print(f"\n### Cold load of the chat page ({len(cold)} loads, fresh context, nothing cached)\n")
+        print("| measure | p50 | max |\n|---|---|---|")
+        for name, key, unit in (
+            ("navigation → usable message box (DOMContentLoaded)", "usable", "ms"),
+            ("navigation → HTML response start / end", "response_start", "ms"),
+            ("", "response_end", "ms"),
+            ("navigation → the last script or style of the first paint loaded", "subresources_end", "ms"),
+            ("one script or style, request to response end", "subresource_p50", "ms"),
+            ("navigation → first contentful paint", "fcp", "ms"),
+            ("navigation → load event", "load", "ms"),
+            ("bytes on the wire (until load)", "bytes", "B"),
+            ("requests", "requests", ""),
+            ("HTML (encoded body)", "html", "B"),
+        ):
+            values = [c[key] for c in cold if c[key] is not None]
+            print(f"| {name} | {p(values):,.0f} {unit} | {max(values):,.0f} {unit} |")
+
+
+if __name__ == "__main__":
+    main()
