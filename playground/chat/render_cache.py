@@ -20,7 +20,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 
 from playground.chat.models import Attachment, Message
-from playground.chat.rendering import render_markdown
+from playground.lib.markdown.rendering import render_markdown
 
 LARGEST = 200_000  # longer texts are rendered each time (they would crowd out everything else)
 

@@ -10,8 +10,8 @@ from playground.catalog.params import set_params
 from playground.chat import branches, transfer
 from playground.chat import services as chat_services
 from playground.chat.models import Attachment, Conversation, Message, attachment_name, get_conversation
-from playground.chat.rendering import render_markdown
 from playground.lib import files as stored_files
+from playground.lib.markdown.rendering import render_markdown
 from playground.sharing import snippets
 from playground.sharing.kinds import Kind
 

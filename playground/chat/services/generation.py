@@ -16,7 +16,6 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from playground.chat.models import Message
-from playground.chat.rendering import BlockRenderer
 from playground.chat.services import fanout
 from playground.chat.services.control import ControlChannel, generation_group
 from playground.chat.services.display import render_message
@@ -25,6 +24,7 @@ from playground.chat.services.persistence import AnswerRows, record_usage
 from playground.connections import gate
 from playground.connections.models import Connection
 from playground.lib import detached, metrics
+from playground.lib.markdown.rendering import BlockRenderer
 from playground.upstream import client
 from playground.upstream.client import Endpoint
 from playground.upstream.errors import UpstreamError
