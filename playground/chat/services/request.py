@@ -203,16 +203,21 @@ def build_request(
     params: dict | None = None,
     preview: bool = False,
     connection: Connection | None = None,
+    values: dict | None = None,
 ) -> ChatRequest:
     """The exact JSON body for the next request: never earlier reasoning, at most 10 messages, supported params.
 
     A multimodal model gets each user message's attachments as content parts after its text, earlier turns
     included; attachments the model cannot take are left out with a note. With `preview`, the data URIs are cut
-    short for display; otherwise the files are read (blocking: call from a thread).
+    short for display; otherwise the files are read (blocking: call from a thread). `values`: the parameters'
+    request values as the caller parsed them from its input (typed); without them the stored ones are checked.
     """
-    form = chat_params_form(model, stored=conversation.params if params is None else params)
-    errors = [] if form.is_valid() else [e for errs in form.errors.values() for e in errs]
-    values = form.request_values() if not errors else {}
+    if values is not None:
+        values, errors = dict(values), []
+    else:
+        form = chat_params_form(model, stored=conversation.params if params is None else params)
+        errors = [] if form.is_valid() else [e for errs in form.errors.values() for e in errs]
+        values = form.request_values() if not errors else {}
     # Usage on streamed answers is opt-in for OpenAI-style providers; the connection forgets it if refused.
     connection = connection or connection_for(conversation)
     if values.get("stream") and connection is not None and connection.include_usage:

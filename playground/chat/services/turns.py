@@ -75,6 +75,7 @@ def prepare_turn(
     parent=END,
     kept: list[Attachment] = (),
     rows: list[Message] | None = None,
+    values: dict | None = None,
 ) -> Turn:
     """Save the user message (when given) and the assistant placeholder, and build the request (sync code).
 
@@ -85,7 +86,8 @@ def prepare_turn(
     of the placeholder overlap with the upstream's time to first token; what arrives meanwhile waits in memory
     until the generation knows its message. `tool_results` ((call id, text) pairs) are saved as tool messages
     before the placeholder: the turn continues after the answer that called the tools. `rows` are the
-    conversation's history_rows when the caller has just read them (the send's validation does).
+    conversation's history_rows when the caller has just read them (the send's validation does); `values` the
+    request values of the parameters the caller has just parsed (else the stored ones are checked).
     """
     connection = connection_for(conversation)
     model = selected_model(conversation)
@@ -113,6 +115,7 @@ def prepare_turn(
         next_user=content,
         next_attachments=[*attachments, *kept],
         connection=connection,
+        values=values,
     )
     # The gate is the check (membership, revocation, budgets, a free slot) and the only source of the key.
     try:
