@@ -22,9 +22,9 @@ from playground.chat.composing import uploads_of, waiting_tools
 from playground.chat.forms import ComposerForm
 from playground.chat.models import Conversation, Message
 from playground.chat.panel import PanelProblems, apply_panel
+from playground.chat.relay.limits import TooBusy
 from playground.chat.services import branches as operations
 from playground.chat.services import compare as comparisons
-from playground.chat.services.limits import TooBusy
 from playground.connections import gate
 
 SENT, INVALID, REFUSED, FAILED = "sent", "invalid", "refused", "failed"

@@ -9,9 +9,9 @@ from channels.db import database_sync_to_async
 
 from playground.chat import actions, commands, services
 from playground.chat.models import Conversation, Message
+from playground.chat.relay import fanout
+from playground.chat.relay.fanout import LocalFollower
 from playground.chat.replay import Replay
-from playground.chat.services import fanout
-from playground.chat.services.fanout import LocalFollower
 from playground.lib.frames import FrameConsumer
 from playground.lib.sockets import AccountSockets
 

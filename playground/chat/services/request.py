@@ -11,10 +11,10 @@ from playground.catalog.models import CatalogModel
 from playground.chat import branches
 from playground.chat.forms import KIND_ADVICE, Upload, accepted_kinds, chat_params_form, human_size
 from playground.chat.models import Attachment, Conversation, Message
+from playground.chat.relay.usage import CHARS_PER_TOKEN
 from playground.connections.models import Connection, ensure_local_connection
 
 MAX_MESSAGES = 10  # spec 8: 1 to 10 messages per request
-CHARS_PER_TOKEN = 4
 # The content part that carries each kind of attachment (spec 2.4): the OCR model takes PDFs through image_url.
 PART_TYPES = {"image": "image_url", "pdf": "image_url", "audio": "audio_url", "video": "video_url"}
 # The per-attachment options each kind's part may carry (spec 2.4; max_frams is the spec's own spelling).
