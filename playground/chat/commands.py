@@ -10,11 +10,10 @@ and its body is built: before any row is written and before any template is rend
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from asgiref.sync import sync_to_async
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError
 from django.http import Http404
 
 from playground.chat import services
@@ -160,12 +159,10 @@ def prepare_send(user, conversation_id: int | None, fields, files=(), launch=Non
         return outcome
     content = composer.cleaned_data["content"]
     try:
-        with transaction.atomic() if conversation.pk is None else nullcontext():
-            if conversation.pk is None:
-                conversation.save()
-            turn = services.prepare_turn(
-                conversation, content, attachments=uploads, launch=launch, rows=rows, values=values
-            )
+        # A new conversation is saved in the turn's own transaction: a failure leaves neither behind.
+        turn = services.prepare_turn(
+            conversation, content, attachments=uploads, launch=launch, rows=rows, values=values
+        )
     except gate.Refused as refusal:  # the gate's own check, under its lock (budgets, slots): nothing was saved
         if conversation_id is None:
             conversation.pk = None

@@ -188,8 +188,8 @@ async def create(request):
     if request.headers.get("X-Chat-Start") == "in-place":
         # The start page becomes the conversation's page in place (static/js/chat/start.js takes its parts and
         # pushes the address): the answer streams on without a reload.
-        page = _page(request, outcome.conversation)
-        response = await sync_to_async(lambda: render(request, "chat/index.html", page))()
+        conversation = outcome.conversation
+        response = await sync_to_async(lambda: render(request, "chat/index.html", _page(request, conversation)))()
         response["X-Chat-Created"] = url
         return response
     return HttpResponseClientRedirect(url)

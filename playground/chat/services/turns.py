@@ -175,7 +175,10 @@ def _launch(conversation: Conversation, connection, request: ChatRequest, launch
 
 def _write_turn(conversation, content, parent, children, attachments, stored, kept, results, model, request):
     """The turn's rows (inside the caller's transaction): the user message with its files, the tool results, the
-    answer's placeholder; returns (user message or None, placeholder)."""
+    answer's placeholder; returns (user message or None, placeholder). A conversation not saved yet (the start
+    page's first message) is saved with them."""
+    if conversation.pk is None:
+        conversation.save()
     user_message = None
     if content is not None:
         user_message = branches.add(conversation, parent, role="user", content=content, known=children.get(parent, []))
