@@ -1,35 +1,28 @@
 """What a chat tab asks for over its websocket: `{"action": <name>, "id": <the tab's id for it>, ...fields}`.
 
-Each action is a plain coroutine registered under its name (`@action("send")`); the consumer only decodes the
-frame and hands it here with the socket's user and conversation. An action answers the tab with frames carrying
-the frame's `id`: `sent` (it started: the articles to show; a send's `early` says whether its upstream call
-started before its checks), `invalid` (nothing was done: `errors`, each naming the field and the limit), `failed`
-(nothing was done: the database or the live channel is down) or `refused` (not this user's, or not possible). The
-form fields are validated exactly as the form POST does (views.py).
+Each action is a thin adapter over the command of the same name (commands.py, which the htmx views call too),
+registered under its name (`@action("send")`); the consumer only decodes the frame and hands it here with the
+socket's user and conversation. An action answers the tab with frames carrying the frame's `id`: `sent` (it
+started or changed: the articles to show, or `thread`, the re-rendered selected path; `message_ids`), `invalid`
+(nothing was done: `errors`, each naming the field and the limit), `failed` (nothing was done: the database or the
+live channel is down) or `refused` (not this user's, or not possible).
 
 A send over the socket skips what the form POST pays for before the upstream call (the middleware stack, the
-thread hop of the sync middleware, the multipart parsing, the session and user queries): the upstream request
-starts as soon as the body is built, in the one thread hop that then writes the rows; or, after the tab's warm
-frame, before that thread hop (warm.py).
+multipart parsing, the session and user queries).
 """
 
-import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from channels.db import database_sync_to_async
 from django.db import DatabaseError
 from django.http import QueryDict
-from django.utils.datastructures import MultiValueDict
+from django.template.loader import render_to_string
 
-from playground.chat import services, views
-from playground.chat.models import Conversation, Message
+from playground.chat import branches, commands
+from playground.chat.commands import FAILED, INVALID, SENT, Outcome
 from playground.connections import gate
-
-if TYPE_CHECKING:
-    from playground.chat.warm import WarmSend
 
 ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 PROTOCOL_KEYS = ("type", "action", "id")
@@ -43,7 +36,6 @@ class Context:
     user: object
     conversation_id: int
     reply: Reply  # sends a frame to the tab (the action's id is added)
-    warm: "WarmSend | None" = None  # the socket's, for a send started early (warm.py)
 
 
 ACTIONS: dict[str, Callable[[Context, dict], Awaitable[None]]] = {}
@@ -63,7 +55,7 @@ def name_of(frame: dict) -> str | None:
     return name if isinstance(name, str) and name in ACTIONS else None
 
 
-async def run(user, conversation_id: int, frame: dict, send: Reply, warm: "WarmSend | None" = None) -> None:
+async def run(user, conversation_id: int, frame: dict, send: Reply) -> None:
     name = name_of(frame)
     client_id = frame.get("id")
     if name is None:
@@ -76,22 +68,11 @@ async def run(user, conversation_id: int, frame: dict, send: Reply, warm: "WarmS
         await send({**message, "id": client_id})
 
     try:
-        await ACTIONS[name](Context(user, conversation_id, reply, warm), frame)
+        await ACTIONS[name](Context(user, conversation_id, reply), frame)
     except gate.Refused as refusal:  # every action that reaches a provider opens the gate: nothing was sent
         await reply({"type": "refused", "error": refusal.message})
     except DatabaseError:
-        await reply({"type": "failed", "error": views.UNAVAILABLE["database_unavailable"]})
-
-
-class FormInput:
-    """What the form code of views.py reads of a request, from a frame's fields (no files over the socket)."""
-
-    htmx = False
-
-    def __init__(self, user, fields: QueryDict):
-        self.user = user
-        self.POST = fields
-        self.FILES = MultiValueDict()
+        await reply({"type": "failed", "error": commands.UNAVAILABLE["database_unavailable"]})
 
 
 def form_fields(frame: dict) -> QueryDict | None:
@@ -108,100 +89,85 @@ def form_fields(frame: dict) -> QueryDict | None:
     return fields
 
 
-def errors_of(composer, problems) -> list[str]:
-    errors = [e for errs in composer.errors.values() for e in errs]
-    if problems is not None:
-        errors += problems.errors
-        if problems.form is not None:  # the parameter forms' messages name their field ("top_p: ...")
-            errors += [e for errs in problems.form.errors.values() for e in errs]
-    return errors
+def refusal(outcome: Outcome) -> dict:
+    """The frame of an outcome that did nothing."""
+    if outcome.kind == INVALID:
+        return {"type": "invalid", "errors": outcome.errors}
+    return {"type": "failed" if outcome.kind == FAILED else "refused", "error": outcome.errors[0]}
 
 
-def _prepare_send(ctx: Context, fields: QueryDict, launch):
-    conversation = (
-        Conversation.objects.for_user(ctx.user).select_related("connection").filter(pk=ctx.conversation_id).first()
-    )
-    if conversation is None:
-        return {"type": "refused", "error": "No such conversation."}
-    rows = services.history_rows(conversation)  # one query for the waiting tool calls and the request
-    composer, problems, _ = views.validate_send(FormInput(ctx.user, fields), conversation, rows)
-    if not composer.is_valid() or problems is not None:
-        return {"type": "invalid", "errors": errors_of(composer, problems)}
-    turn = services.prepare_turn(conversation, composer.cleaned_data["content"], launch=launch, rows=rows)
-    turn.assistant_html = services.render_message(turn.assistant)
-    return turn, services.render_message(turn.user_message) + turn.assistant_html
+def _prepare_send(ctx: Context, fields: QueryDict, launch) -> Outcome:
+    return commands.prepare_send(ctx.user, ctx.conversation_id, fields, (), launch)
 
 
 @action("send")
 async def send(ctx: Context, frame: dict) -> None:
     """A new turn from the composer: the upstream call starts, then the rows are written, then the tab hears
-    `sent` (the question and the answer's placeholder) before any delta of it."""
+    `sent` (the question and the answer's placeholder) before any delta of it. `early`: the upstream call started
+    before any row was written (always, since every send starts it there)."""
     fields = form_fields(frame)
     if fields is None:
         await ctx.reply({"type": "invalid", "errors": ["Fields: each value must be text or a list of texts."]})
         return
-    if problem := await views._live_problem():
-        await ctx.reply({"type": "failed", "error": views.UNAVAILABLE[problem]})
-        return
-    launch = services.launcher(asyncio.get_running_loop())
-    early = await ctx.warm.start(fields, launch) if ctx.warm is not None else None
-    try:
-        outcome = await database_sync_to_async(_prepare_send)(ctx, fields, early.adopting(launch) if early else launch)
-    finally:
-        if early is not None:
-            early.drop()  # unless the checks adopted it
-    if isinstance(outcome, dict):
-        await ctx.reply(outcome)
-        return
-    turn, html = outcome
-    await ctx.reply(
-        {
-            "type": "sent",
-            "message_id": turn.assistant.pk,
-            "conversation": ctx.conversation_id,
-            "html": html,
-            "early": early is not None and early.adopted,
-        }
-    )
-    await services.start_turn(turn)
 
+    async def sent(outcome: Outcome) -> None:
+        turn = outcome.turns[0]
+        frame = {"type": "sent", "message_id": turn.assistant.pk, "conversation": ctx.conversation_id}
+        await ctx.reply({**frame, "html": outcome.html, "early": turn.generation is not None})
 
-def _prepare_retry(ctx: Context, message_id: object, launch):
-    try:
-        message_id = int(message_id)
-    except (TypeError, ValueError):
-        return {"type": "invalid", "errors": ["message_id: the id of the answer to retry."]}
-    message = (
-        Message.objects.filter(
-            pk=message_id, conversation_id=ctx.conversation_id, conversation__owner=ctx.user, role="assistant"
-        )
-        .select_related("conversation__connection")
-        .first()
-    )
-    if message is None:
-        return {"type": "refused", "error": "No such answer."}
-    if message.status not in (Message.ERROR, Message.STOPPED, Message.INTERRUPTED):
-        return {"type": "refused", "error": "Only a failed, stopped or interrupted answer can be retried."}
-    turn = services.prepare_turn(message.conversation, None, replace=message, launch=launch)
-    turn.assistant_html = services.render_message(turn.assistant)
-    return turn, services.render_message(message) + turn.assistant_html
+    outcome = await commands.send(ctx.user, ctx.conversation_id, fields, on_sent=sent)
+    if outcome.kind != SENT:
+        await ctx.reply(refusal(outcome))
 
 
 @action("retry")
 async def retry(ctx: Context, frame: dict) -> None:
     """Regenerate an answer; the old one stays until the new one is complete (the `done` names it `replaced`)."""
-    if problem := await views._live_problem():
-        await ctx.reply({"type": "failed", "error": views.RETRY_UNAVAILABLE[problem]})
-        return
-    launch = services.launcher(asyncio.get_running_loop())
-    outcome = await database_sync_to_async(_prepare_retry)(ctx, frame.get("message_id"), launch)
-    if isinstance(outcome, dict):
-        await ctx.reply(outcome)
-        return
-    turn, html = outcome
-    await ctx.reply({"type": "sent", "message_id": turn.assistant.pk, "replaces": turn.replaces.pk, "html": html})
-    await services.start_turn(turn)
+
+    async def sent(outcome: Outcome) -> None:
+        turn = outcome.turns[0]
+        await ctx.reply(
+            {"type": "sent", "message_id": turn.assistant.pk, "replaces": turn.replaces.pk, "html": outcome.html}
+        )
+
+    outcome = await commands.retry(ctx.user, ctx.conversation_id, frame.get("message_id"), on_sent=sent)
+    if outcome.kind != SENT:
+        await ctx.reply(refusal(outcome))
 
 
-# The branch, compare and tool-results actions register themselves (kept apart to keep this module small).
-from playground.chat import socket_branches  # noqa: E402, F401
+def _thread_html(conversation) -> str:
+    context = {"conversation": conversation, "thread": branches.thread(conversation), "has_connection": True}
+    return render_to_string("chat/index.html#thread", context)
+
+
+def _operation(name: str):
+    async def operate(ctx: Context, frame: dict) -> None:
+        args = commands.arguments(name, frame.get)
+        tab = frame.get("tab") if isinstance(frame.get("tab"), str) else ""
+        outcome = await commands.operate(name, ctx.user, ctx.conversation_id, args, tab=tab)
+        if outcome.kind != SENT:
+            await ctx.reply(refusal(outcome))
+            return
+        html = await database_sync_to_async(_thread_html)(outcome.conversation)
+        ids = outcome.message_ids
+        await ctx.reply({"type": "sent", "conversation": ctx.conversation_id, "thread": html, "message_ids": ids})
+
+    operate.__name__ = operate.__qualname__ = name
+    return operate
+
+
+for _name in commands.OPERATIONS:
+    action(_name)(_operation(_name))
+
+
+@action("tool_results")
+async def tool_results(ctx: Context, frame: dict) -> None:
+    """Answer the tool calls of answer `message_id` (`result:<call id>` fields, all at once) and continue the turn;
+    `sent` carries the answer, its `tool` messages and the new answer's placeholder, as the htmx view returns."""
+    message_id = frame.get("message_id")
+    outcome = await commands.tool_results(ctx.user, ctx.conversation_id, message_id, commands.results_of(frame))
+    if outcome.kind != SENT:
+        await ctx.reply(refusal(outcome))
+        return
+    ids = outcome.message_ids
+    await ctx.reply({"type": "sent", "conversation": ctx.conversation_id, "html": outcome.html, "message_ids": ids})

@@ -11,8 +11,8 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from playground.chat.models import Message, get_conversation
-from playground.chat.rendering import render_markdown
 from playground.chat.services import render_message
+from playground.lib.markdown.rendering import render_markdown
 
 
 def choice_count(message: Message) -> int:

@@ -39,14 +39,14 @@ def start_picker(request, connection_id=None, model_id=None) -> dict:
     return {"picker": picker, "accept": accept_attribute(picker.chosen_model), "params": params}
 
 
-def uploads_of(request, conversation, composer) -> list:
-    """The files posted with a message, with their per-file options; errors go on the composer."""
-    files = request.FILES.getlist("attachments")
+def uploads_of(files: list, options: str, conversation, composer) -> list:
+    """The files posted with a message, with their per-file options (`attachment_options`); errors go on the
+    composer."""
     if not files:
         return []
     try:
         uploads = clean_attachments(files, services.selected_model(conversation))
-        return apply_attachment_options(uploads, request.POST.get("attachment_options", ""))
+        return apply_attachment_options(uploads, options)
     except ValidationError as exc:
         for message in exc.messages:
             composer.add_error(None, message)

@@ -7,12 +7,11 @@ import asyncio
 
 from channels.db import database_sync_to_async
 
-from playground.chat import actions, services
+from playground.chat import actions, commands, services
 from playground.chat.models import Conversation, Message
+from playground.chat.relay import fanout
+from playground.chat.relay.fanout import LocalFollower
 from playground.chat.replay import Replay
-from playground.chat.services import fanout
-from playground.chat.services.fanout import LocalFollower
-from playground.chat.warm import WarmSend
 from playground.lib.frames import FrameConsumer
 from playground.lib.sockets import AccountSockets
 
@@ -21,7 +20,6 @@ CONTROL_FRAMES = ("subscribe", "stop", "warm", "ping")
 
 class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
     group = None
-    warm = None  # what a send may start early from (warm.py): read while someone types, dropped by any event
     follows_unknown = False  # deltas count once the turn's start was heard here, or once subscribed
 
     async def connect(self):
@@ -38,15 +36,12 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
             return
         self.group = services.conversation_group(self.conversation_id)
         # Join the group before accepting: once the client sees the socket open, no delta can pass it by.
-        self.warm = WarmSend(user, self.conversation_id)
         fanout.follow(self.group, self)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
 
     async def disconnect(self, code):
         self.stop_replay()
-        if self.warm is not None:
-            self.warm.close()
         if self.group:
             self.stop_following(self.group)
             await self.channel_layer.group_discard(self.group, self.channel_name)
@@ -59,15 +54,12 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
         if not self.group:
             return
         if actions.name_of(content):
-            await actions.run(self.scope["user"], self.conversation_id, content, self.send_json, self.warm)
+            await actions.run(self.scope["user"], self.conversation_id, content, self.send_json)
             return
         if content.get("type") == "ping":  # the page's heartbeat (stream.js): a silent socket is a dead one
             await self.send_json({"type": "pong"})
             return
-        if content.get("type") == "warm":  # someone types: a send may come (warm.py)
-            fields = actions.form_fields(content)
-            if fields is not None:
-                self.warm.refresh(fields)
+        if content.get("type") == "warm":  # someone types: every send starts its upstream call early anyway
             return
         try:
             message_id = int(content.get("message_id"))
@@ -76,8 +68,8 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
             return
         if content.get("type") == "subscribe":
             await self.subscribe(message_id, after)
-        elif content.get("type") == "stop" and await self.load_message(message_id):
-            await services.request_stop(message_id)
+        elif content.get("type") == "stop":
+            await commands.stop(self.scope["user"], self.conversation_id, message_id)
 
     probes = 5  # asked again while its row is still being stamped (a generation alive but out of reach)
 
@@ -97,12 +89,10 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
         # This socket follows the turn from its first delta; a turn that started before it connected is followed
         # once subscribed (snapshot first), so a tab never gets the middle of an answer without its beginning.
         self.last_seq.setdefault(event["message_id"], 0)
-        self.warm.drop()
         await self.send_json({**event, "type": "start"})
 
     async def chat_thread(self, event):
         # The thread changed shape (a branch switched, a message inserted...): the tab fetches its path again.
-        self.warm.drop()
         await self.send_json({"type": "thread", "origin": event.get("origin", "")})
 
     async def chat_waiting(self, event):
@@ -117,7 +107,6 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
 
     async def _final(self, event, kind: str) -> None:
         self.end_replay(event["message_id"])
-        self.warm.drop()
         await self.send_json({**event, "type": kind})
 
     async def send_stored(self, message: Message) -> None:

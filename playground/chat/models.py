@@ -12,7 +12,9 @@ from django.utils import timezone
 from django.utils.functional import cached_property
 
 from playground import inputs
+from playground.chat.tree import path_of
 from playground.lib import files
+from playground.lib.markdown.cache import rendered
 
 TITLE_LENGTH = 60
 
@@ -173,10 +175,7 @@ class Message(models.Model):
         # A message created without a parent follows the end of the selected path (code that appends linearly
         # needs to know nothing of branches); chat.branches.add sets the parent explicitly (None for a root).
         if self._state.adding and self.parent_id is None and not getattr(self, "explicit_parent", False):
-            from playground.chat.branches import last_of_path
-
-            last = last_of_path(self.conversation_id)
-            self.parent_id = last
+            self.parent_id = last_of_path(self.conversation_id)
         super().save(*args, **kwargs)
 
     @property
@@ -190,8 +189,6 @@ class Message(models.Model):
 
     @cached_property
     def html(self) -> str:
-        from playground.chat.render_cache import rendered
-
         return rendered(self.content)
 
     @cached_property
@@ -205,8 +202,6 @@ class Message(models.Model):
         # branches.thread() to the answers of the path it read, else read here.
         after = getattr(self, "path_after", None)
         if after is None:
-            from playground.chat.branches import path_of
-
             rows = list(
                 Message.objects.filter(conversation_id=self.conversation_id).only(
                     "parent", "selected", "role", "tool_call_id", "content"
@@ -335,6 +330,24 @@ def delete_unused_file(sender, instance: Attachment, **kwargs) -> None:
             instance.file.storage.delete(name)
 
     transaction.on_commit(delete)
+
+
+def last_of_path(conversation_id: int) -> int | None:
+    """The id of the last message of the selected path (one light query)."""
+    rows = (
+        Message.objects.filter(conversation_id=conversation_id)
+        .order_by("pk")
+        .values_list("pk", "parent_id", "selected")
+    )
+    path = path_of([_Row(*row) for row in rows], annotated=False)
+    return path[-1].pk if path else None
+
+
+class _Row:
+    __slots__ = ("compare", "parent_id", "pk", "selected")
+
+    def __init__(self, pk, parent_id, selected):
+        self.pk, self.parent_id, self.selected, self.compare = pk, parent_id, selected, ""
 
 
 PICK_ANOTHER = "Pick another connection to continue: nothing is sent until you do."

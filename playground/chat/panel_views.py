@@ -3,9 +3,7 @@ keeps, applied from any POST that carries them (the panel's own, the composer's,
 Request preview."""
 
 import json
-from dataclasses import dataclass, field
 
-from django.core.exceptions import ValidationError
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
@@ -16,22 +14,12 @@ from playground.chat import branches, services
 from playground.chat.composing import tool_sources
 from playground.chat.forms import (
     ChatModelPicker,
-    SettingsForm,
     accept_attribute,
     chat_params_form,
-    parse_tools,
-    stored_values,
 )
 from playground.chat.models import CONTEXT_POLICIES, Conversation, get_conversation
+from playground.chat.panel import PanelProblems, apply_panel, connections_of
 from playground.chat.services import compare as comparisons
-from playground.connections.models import Connection, ensure_local_connection
-
-
-def connections_of(user) -> list[Connection]:
-    connections = list(Connection.objects.for_user(user))
-    if not any(c.is_local for c in connections) and (local := ensure_local_connection(user)):
-        connections.insert(0, local)
-    return connections
 
 
 def panel_context(
@@ -105,82 +93,6 @@ def compare_forms(model) -> list[ParamsForm]:
     return forms
 
 
-@dataclass
-class PanelProblems:
-    form: ParamsForm | None = None
-    errors: list[str] = field(default_factory=list)
-    # Invalid tools JSON does not stop the other settings from saving: the text stays in the editor.
-    tool_errors: list[str] = field(default_factory=list)
-    tools_text: str | None = None
-
-    @property
-    def blocking(self) -> bool:
-        return bool(self.form or self.errors)
-
-
-def apply_picker(request, conversation: Conversation) -> list[str]:
-    """The posted connection and model (what is not posted stays the conversation's); returns the errors.
-
-    Another user's connection is not a choice (it is ignored); a model the connection does not offer is refused.
-    """
-    connections_of(request.user)
-    post = request.POST
-    data = {
-        "connection": post.get("connection", conversation.connection_id or ""),
-        "model": post.get("model", conversation.model_id),
-    }
-    own = conversation.pk is not None and conversation.model_id
-    picker = ChatModelPicker(
-        data,
-        user=request.user,
-        typed=True,
-        kept=services.selected_model(conversation) if own else None,
-        kept_on=conversation.connection_id,
-    )
-    picker.is_valid()
-    if "connection" in post and picker.cleaned_data.get("connection"):
-        conversation.connection = picker.cleaned_data["connection"]
-    if "model" in post and "model" in picker.cleaned_data:
-        conversation.model_id = picker.cleaned_data["model"]
-    return picker.errors.get("model", [])
-
-
-def apply_panel(request, conversation: Conversation) -> PanelProblems | None:
-    """Apply the settings and parameters posted with the form; returns what is invalid, if anything.
-
-    Only the fields present in the POST are changed, so the composer may post the panel along or not.
-    """
-    post = request.POST
-    problems = PanelProblems()
-    if "connection" in post or "model" in post:
-        problems.errors += apply_picker(request, conversation)
-    settings_form = SettingsForm(post)
-    settings_form.is_valid()
-    cleaned = settings_form.cleaned_data
-    if "system_prompt" in post and "system_prompt" in cleaned:
-        conversation.system_prompt = cleaned["system_prompt"]
-    if "context_policy" in post and cleaned.get("context_policy"):
-        conversation.context_policy = cleaned["context_policy"]
-    model = services.selected_model(conversation)
-    params = dict(conversation.params)
-    if "tools" in post:
-        try:
-            params["tools"] = parse_tools(post["tools"])
-        except ValidationError as exc:
-            problems.tool_errors.extend(exc.messages)
-            problems.tools_text = post["tools"]
-    form = chat_params_form(model, post)
-    if any(name in post for name in form.fields):
-        if form.is_valid():
-            params.update(stored_values(form))
-        else:
-            problems.form = form
-    if problems.blocking:
-        return problems
-    conversation.params = params
-    return problems if problems.tool_errors else None
-
-
 def panel_response(request, conversation, problems: PanelProblems | None = None, *, saved=False) -> HttpResponse:
     thread = branches.thread(conversation) if conversation.pk else []
     problems = problems or PanelProblems()
@@ -200,7 +112,7 @@ def panel_response(request, conversation, problems: PanelProblems | None = None,
 @require_POST
 def settings(request, pk):
     conversation = get_conversation(request, pk)
-    problems = apply_panel(request, conversation)
+    problems, _ = apply_panel(request.user, request.POST, conversation)
     if problems is None or not problems.blocking:
         conversation.save()
     if request.htmx:

@@ -10,8 +10,6 @@ messages after them) are rendered each time.
 
 import hashlib
 import secrets
-from collections import OrderedDict
-from threading import Lock
 
 from django.template.defaulttags import CsrfTokenNode
 from django.template.loader import get_template
@@ -20,53 +18,9 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 
 from playground.chat.models import Attachment, Message
-from playground.chat.rendering import render_markdown
+from playground.lib.markdown.cache import LARGEST, Lru
 
-LARGEST = 200_000  # longer texts are rendered each time (they would crowd out everything else)
-
-
-class _Lru:
-    def __init__(self, budget: int):
-        self.budget = budget  # characters of keys and HTML held, all entries together
-        self._entries: OrderedDict[str | bytes, str] = OrderedDict()
-        self._size = 0
-        self._lock = Lock()
-
-    def get(self, key):
-        with self._lock:
-            html = self._entries.get(key)
-            if html is not None:
-                self._entries.move_to_end(key)
-            return html
-
-    def put(self, key, html: str) -> None:
-        with self._lock:
-            if key in self._entries:
-                return
-            self._entries[key] = html
-            self._size += len(key) + len(html)
-            while self._size > self.budget and self._entries:
-                old, old_html = self._entries.popitem(last=False)
-                self._size -= len(old) + len(old_html)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self._size = 0
-
-
-_markdown = _Lru(8_000_000)
-_articles = _Lru(16_000_000)
-
-
-def rendered(text: str) -> str:
-    if not text or len(text) > LARGEST:
-        return render_markdown(text)
-    html = _markdown.get(text)
-    if html is None:
-        html = render_markdown(text)
-        _markdown.put(text, html)
-    return html
+_articles = Lru(16_000_000)
 
 
 # Articles are rendered with this in place of the request's CSRF token, which is put in on the way out.

@@ -8,7 +8,8 @@ generation answers in time, the database has what was flushed.
 import asyncio
 
 from playground.chat.models import Message
-from playground.chat.services import SNAPSHOT_TIMEOUT, fanout, generation_group, running, snapshot_from_database
+from playground.chat.relay import fanout
+from playground.chat.services import SNAPSHOT_TIMEOUT, generation_group, running, snapshot_from_database
 
 
 class Replay:

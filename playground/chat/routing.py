@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 
 from playground.chat.consumers import ChatConsumer
-from playground.chat.share_consumer import ShareConsumer
+from playground.chat.sharing.consumer import ShareConsumer
 from playground.sharing.models import TOKEN_PATTERN
 
 websocket_urlpatterns = [

@@ -1,32 +1,23 @@
 """Thin views of tool round trips, the tools editor's copy, and the start page's model picker."""
 
 from asgiref.sync import sync_to_async
-from django.db import DatabaseError
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
 
 from playground import inputs
-from playground.chat import services
+from playground.chat import commands
 from playground.chat.forms import ChatModelPicker, accept_attribute, chat_params_form
-from playground.chat.models import Conversation, Message, get_conversation
-from playground.chat.panel_views import PanelProblems, connections_of, panel_response
-from playground.chat.views import RETRY_UNAVAILABLE, _live_problem
-from playground.connections import gate
-
-RESULT_PREFIX = "result:"
+from playground.chat.models import Message, get_conversation
+from playground.chat.panel import PanelProblems, connections_of
+from playground.chat.panel_views import panel_response
 
 
-def _results(post) -> dict:
-    """The result boxes of a tool-calls form: `result:<call id>` → text."""
-    return {key[len(RESULT_PREFIX) :]: value for key, value in post.items() if key.startswith(RESULT_PREFIX)}
-
-
-def _load(request, pk, mid) -> tuple[Conversation, Message]:
+def _load(request, pk, mid) -> Message:
     conversation = get_conversation(request, pk)
     try:
-        return conversation, conversation.messages.get(pk=mid, role="assistant")
+        return conversation.messages.get(pk=mid, role="assistant")
     except Message.DoesNotExist:
         raise Http404("No such answer.") from None
 
@@ -41,32 +32,16 @@ def _refused(request, message: Message, errors: list[str], results: dict, status
 @require_POST
 async def tool_results(request, pk, mid):
     """Answer the tool calls of answer `mid` (all of them at once) and continue the turn."""
-    conversation, message = await sync_to_async(_load)(request, pk, mid)
-    results = _results(request.POST)
-    if problem := await _live_problem():
-        return await sync_to_async(_refused)(request, message, [RETRY_UNAVAILABLE[problem]], results)
-    answer, calls = await sync_to_async(services.pending_calls)(conversation)
-    if not calls or answer.pk != message.pk:
-        # 200, so htmx shows it: the article comes back as it is now (answered elsewhere, or moved on).
-        words = "These tool calls are no longer waiting for results (answered in another tab, or the thread moved on)."
-        return await sync_to_async(_refused)(request, message, [words], results)
-    try:
-        turn = await services.submit_tool_results(conversation, request.user, results)
-    except services.ToolResultsError as exc:
-        return await sync_to_async(_refused)(request, message, [str(exc)], results)
-    except gate.Refused as refusal:
-        return await sync_to_async(_refused)(request, message, [refusal.message], results, refusal.status)
-    except DatabaseError:
-        return await sync_to_async(_refused)(request, message, [RETRY_UNAVAILABLE["database_unavailable"]], results)
+    message = await sync_to_async(_load)(request, pk, mid)
+    results = commands.results_of(request.POST)
+    outcome = await commands.tool_results(await request.auser(), pk, mid, results)
+    if not outcome.sent:
+        # 200 unless the gate refused, so htmx shows it: the article comes back as it is now, with the words.
+        status = outcome.status if outcome.kind == commands.REFUSED else 200
+        return await sync_to_async(_refused)(request, message, outcome.errors, results, status)
     if not request.htmx:
         return redirect("chat:conversation", pk=pk)
-
-    def articles() -> str:
-        rows = [Message.objects.get(pk=message.pk)]
-        rows += list(conversation.messages.filter(role="tool", pk__gt=message.pk, pk__lt=turn.assistant.pk))
-        return "".join(services.render_message(row) for row in rows) + services.render_message(turn.assistant)
-
-    return HttpResponse(await sync_to_async(articles)())
+    return HttpResponse(outcome.html)
 
 
 @require_POST

@@ -1,24 +1,20 @@
-import asyncio
-
 from asgiref.sync import sync_to_async
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError
 from django.http import Http404, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigger_client_event
 
-from playground.chat import branches, services
-from playground.chat.composing import start_picker, uploads_of, waiting_tools
+from playground.chat import branches, commands, services
+from playground.chat.composing import start_picker
 from playground.chat.forms import (
     ComposerForm,
     RenameForm,
     accept_attribute,
 )
 from playground.chat.models import Attachment, Conversation, Message, get_conversation
-from playground.chat.panel_views import PanelProblems, apply_panel, panel_context, panel_response
-from playground.chat.services import Turn
-from playground.connections import gate
+from playground.chat.panel_views import panel_context, panel_response
 from playground.lib import downloads, files
 
 LIST_LIMIT = 100
@@ -133,31 +129,10 @@ def _invalid(request, conversation, composer, problems) -> HttpResponse:
     return response
 
 
-NO_CONNECTION = "No connection to send to: add a connection (a provider's base URL and API key) first."
-
-UNAVAILABLE = {
-    "live_unavailable": (
-        "The live channel (Redis) cannot be reached, so nothing was sent or saved. Your message is still here: "
-        "try again in a moment; if it persists, the operator should check Redis."
-    ),
-    "database_unavailable": (
-        "The database cannot be reached, so nothing was sent or saved. Your message is still here: try again in "
-        "a moment; if it persists, the operator should check the database."
-    ),
-}
-
-
-RETRY_UNAVAILABLE = {
-    "live_unavailable": "The live channel (Redis) cannot be reached; nothing changed. Try again in a moment.",
-    "database_unavailable": "The database cannot be reached; nothing changed. Try again in a moment.",
-}
-
-
-def _unavailable(request, conversation: Conversation | None, kind: str) -> HttpResponse:
+def _unavailable(request, conversation: Conversation | None, outcome: commands.Outcome) -> HttpResponse:
     """Nothing was saved: htmx gets the composer back with the words and the typed text; others a JSON error."""
-    words = UNAVAILABLE[kind]
     if not request.htmx:
-        return JsonResponse({"error": {"type": kind, "message": words}}, status=503)
+        return JsonResponse({"error": {"type": outcome.problem, "message": outcome.errors[0]}}, status=503)
     try:
         accept = accept_attribute(services.selected_model(conversation)) if conversation and conversation.pk else ""
     except DatabaseError:
@@ -165,195 +140,88 @@ def _unavailable(request, conversation: Conversation | None, kind: str) -> HttpR
     context = {
         "conversation": conversation if conversation and conversation.pk else None,
         "composer": ComposerForm(request.POST),
-        "send_errors": [words],
+        "send_errors": outcome.errors,
         "attach_accept": accept,
     }
     response = render(request, "chat/index.html#composer", context)
     return reswap(retarget(response, "#composer"), "outerHTML")
 
 
-async def _live_problem() -> str | None:
-    try:
-        await services.check_live()
-    except services.LiveUnavailable:
-        return "live_unavailable"
-    return None
-
-
-def validate_send(request, conversation, rows=None) -> tuple[ComposerForm, PanelProblems | None, list]:
-    """The composer, the panel fields posted along and the attachments of a send (the form POST and the
-    websocket's send frame alike): (composer, invalid panel or None, uploads). Valid when the composer is and
-    the panel is None. `rows`: the conversation's services.history_rows, when the caller reads them for the
-    turn too (one query for both)."""
-    composer = ComposerForm(request.POST)
-    invalid_params = apply_panel(request, conversation)
-    if invalid_params is not None and not invalid_params.blocking:
-        invalid_params = None  # invalid tools JSON in the editor: the saved tools stay and the message goes
-    uploads = uploads_of(request, conversation, composer) if invalid_params is None else []
-    if problem := services.lost_connection(conversation):
-        composer.add_error(None, problem)
-    elif services.connection_for(conversation) is None:
-        composer.add_error(None, NO_CONNECTION)
-    elif problem := gate.why_not(services.connection_for(conversation), request.user):
-        composer.add_error(None, problem)
-    if waiting := waiting_tools(conversation, rows):
-        composer.add_error(None, waiting)
-    composer.is_valid()
-    return composer, invalid_params, uploads
-
-
-def _prepare_send(request, pk, launch) -> tuple[Turn, str] | HttpResponse:
-    """Everything synchronous of a send in one thread hop; the upstream call starts once the body is built."""
-    conversation = get_object_or_404(Conversation.objects.for_user(request.user).select_related("connection"), pk=pk)
-    rows = services.history_rows(conversation)
-    composer, invalid_params, uploads = validate_send(request, conversation, rows)
-    if not composer.is_valid() or invalid_params is not None:
-        return _invalid(request, conversation, composer, invalid_params)
-    try:
-        turn = services.prepare_turn(
-            conversation, composer.cleaned_data["content"], attachments=uploads, launch=launch, rows=rows
-        )
-    except gate.Refused as refusal:  # the gate's own check, under its lock (budgets, slots)
-        composer.add_error(None, refusal.message)
-        return _invalid(request, conversation, composer, invalid_params)
-    turn.assistant_html = services.render_message(turn.assistant)
-    html = services.render_message(turn.user_message) + turn.assistant_html if request.htmx else ""
-    return turn, html
+async def _send(request, pk: int | None) -> commands.Outcome | HttpResponse:
+    """The send command from the POST; its refusals as the page shows them."""
+    user = await request.auser()
+    outcome = await commands.send(user, pk, request.POST, request.FILES.getlist("attachments"))
+    if outcome.kind == commands.FAILED:
+        # The database is down: no conversation to read; the live channel: still a 404 for anyone else's.
+        live = pk is not None and outcome.problem == "live_unavailable"
+        conversation = await sync_to_async(get_conversation)(request, pk) if live else None
+        return await sync_to_async(_unavailable)(request, conversation, outcome)
+    if outcome.status == 404:
+        raise Http404(outcome.errors[0])
+    if not outcome.sent:
+        return await sync_to_async(_invalid)(request, outcome.conversation, outcome.composer, outcome.panel)
+    return outcome
 
 
 @require_POST
 async def send(request, pk):
-    if problem := await _live_problem():
-        conversation = await sync_to_async(get_conversation)(request, pk)
-        return await sync_to_async(_unavailable)(request, conversation, problem)
-    launch = services.launcher(asyncio.get_running_loop())
-    try:
-        outcome = await sync_to_async(_prepare_send)(request, pk, launch)
-    except DatabaseError:
-        return await sync_to_async(_unavailable)(request, None, "database_unavailable")
+    outcome = await _send(request, pk)
     if isinstance(outcome, HttpResponse):
         return outcome
-    turn, html = outcome
-    await services.start_turn(turn)
     if not request.htmx:
-        return redirect("chat:conversation", pk=turn.conversation.pk)
-    return trigger_client_event(HttpResponse(html), "conversation-changed", {"id": turn.conversation.pk})
-
-
-def _create(request):
-    """The start page's first message: a conversation is saved only with it (a bare New chat saves nothing)."""
-    conversation = Conversation(owner=request.user)
-    content = request.POST.get("content", "")
-    if not content.strip():
-        return None
-    invalid_params = apply_panel(request, conversation)
-    if invalid_params is not None and not invalid_params.blocking:
-        invalid_params = None
-    composer = ComposerForm(request.POST)
-    if services.connection_for(conversation) is None:
-        composer.add_error(None, NO_CONNECTION)
-    elif problem := gate.why_not(conversation.connection, request.user):
-        composer.add_error(None, problem)
-    uploads = uploads_of(request, conversation, composer) if invalid_params is None else []
-    if invalid_params is not None or not composer.is_valid():
-        return _invalid(request, conversation, composer, invalid_params)
-    # One transaction: a failure leaves neither the conversation nor half a turn behind.
-    try:
-        with transaction.atomic():
-            conversation.save()
-            return services.prepare_turn(conversation, composer.cleaned_data["content"], attachments=uploads)
-    except gate.Refused as refusal:  # nothing was saved
-        conversation.pk = None
-        composer.add_error(None, refusal.message)
-        return _invalid(request, conversation, composer, invalid_params)
+        return redirect("chat:conversation", pk=pk)
+    return trigger_client_event(HttpResponse(outcome.html), "conversation-changed", {"id": pk})
 
 
 @require_POST
 async def create(request):
-    if request.POST.get("content", "").strip() and (problem := await _live_problem()):
-        return await sync_to_async(_unavailable)(request, None, problem)
-    try:
-        outcome = await sync_to_async(_create)(request)
-    except DatabaseError:
-        return await sync_to_async(_unavailable)(request, None, "database_unavailable")
-    if isinstance(outcome, HttpResponse):
-        return outcome
-    if outcome is None:
+    """The start page's first message: a conversation is saved only with it (a bare New chat saves nothing)."""
+    if not request.POST.get("content", "").strip():
         url = reverse("chat:index")
         return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
-    if isinstance(outcome, Turn):
-        await services.start_turn(outcome)
-        outcome = outcome.conversation
-    url = reverse("chat:conversation", args=[outcome.pk])
+    outcome = await _send(request, None)
+    if isinstance(outcome, HttpResponse):
+        return outcome
+    url = reverse("chat:conversation", args=[outcome.conversation.pk])
     if not request.htmx:
         return redirect(url)
-    if isinstance(outcome, Conversation) and request.headers.get("X-Chat-Start") == "in-place":
+    if request.headers.get("X-Chat-Start") == "in-place":
         # The start page becomes the conversation's page in place (static/js/chat/start.js takes its parts and
         # pushes the address): the answer streams on without a reload.
-        response = await sync_to_async(lambda: render(request, "chat/index.html", _page(request, outcome)))()
+        conversation = outcome.conversation
+        response = await sync_to_async(lambda: render(request, "chat/index.html", _page(request, conversation)))()
         response["X-Chat-Created"] = url
         return response
     return HttpResponseClientRedirect(url)
 
 
-def _message(request, pk, mid) -> Message:
-    conversation = get_conversation(request, pk)
-    try:
-        return conversation.messages.select_related("conversation").get(pk=mid)
-    except Message.DoesNotExist:
-        raise Http404("No such message.") from None
-
-
 @require_POST
 async def stop(request, pk, mid):
-    message = await sync_to_async(_message)(request, pk, mid)
-    if message.status == Message.STREAMING:
-        await services.request_stop(message.pk)
+    outcome = await commands.stop(await request.auser(), pk, mid)
+    if outcome.status == 404:
+        raise Http404(outcome.errors[0])
     if request.htmx:
         return HttpResponse(status=204)
     return redirect("chat:conversation", pk=pk)
-
-
-def _prepare_retry(request, pk, mid) -> Turn | HttpResponse:
-    message = _message(request, pk, mid)
-    if message.role != "assistant" or message.status not in (Message.ERROR, Message.STOPPED, Message.INTERRUPTED):
-        return HttpResponse("Only a failed, stopped or interrupted answer can be retried.", status=409)
-    conversation = message.conversation
-    if problem := services.lost_connection(conversation):
-        return HttpResponse(problem, status=403)
-    try:
-        return services.prepare_turn(message.conversation, None, replace=message)
-    except gate.Refused as refusal:
-        return HttpResponse(refusal.message, status=refusal.status)
-
-
-def _retry_unavailable(request, kind: str) -> HttpResponse:
-    if not request.htmx:
-        return JsonResponse({"error": {"type": kind, "message": UNAVAILABLE[kind]}}, status=503)
-    # The retry button shows the response's text beside itself.
-    return HttpResponse(RETRY_UNAVAILABLE[kind], status=503)
 
 
 @require_POST
 async def retry(request, pk, mid):
     """Regenerate an answer. The old one stays until the new one is complete (then the done event names it as
     `replaced`); the response holds both articles, which replace the old one in the page."""
-    if problem := await _live_problem():
-        await sync_to_async(_message)(request, pk, mid)
-        return _retry_unavailable(request, problem)
-    try:
-        outcome = await sync_to_async(_prepare_retry)(request, pk, mid)
-    except DatabaseError:
-        return _retry_unavailable(request, "database_unavailable")
-    if isinstance(outcome, HttpResponse):
-        return outcome
-    await services.start_turn(outcome)
+    outcome = await commands.retry(await request.auser(), pk, mid)
+    if outcome.kind == commands.FAILED:
+        if not request.htmx:
+            words = commands.UNAVAILABLE[outcome.problem]
+            return JsonResponse({"error": {"type": outcome.problem, "message": words}}, status=503)
+        return HttpResponse(outcome.errors[0], status=503)  # the retry button shows it beside itself
+    if outcome.status == 404:
+        raise Http404(outcome.errors[0])
+    if not outcome.sent:
+        return HttpResponse(outcome.errors[0], status=outcome.status)
     if not request.htmx:
         return redirect("chat:conversation", pk=pk)
-    render_message = services.render_message
-    return HttpResponse(
-        await sync_to_async(lambda: render_message(outcome.replaces) + render_message(outcome.assistant))()
-    )
+    return HttpResponse(outcome.html)
 
 
 # ---------------------------------------------------------------- attachments

@@ -124,7 +124,7 @@ def canonical(html: str) -> list:
 
 
 def test_the_live_render_equals_the_server_render(open_chat):
-    from playground.chat.rendering import render_markdown
+    from playground.lib.markdown.rendering import render_markdown
 
     page = open_chat()
     page.wait_for_function("() => window.ChatMarkdown !== undefined")

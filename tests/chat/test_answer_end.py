@@ -4,7 +4,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from playground.chat import services
-from playground.chat.services.generation import Generation
+from playground.chat.relay.generation import Generation
 from tests.chat.conftest import connect, receive_until_final
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]

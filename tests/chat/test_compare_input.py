@@ -3,7 +3,8 @@
 import pytest
 from asgiref.sync import async_to_sync
 
-from playground.chat.services import compare, limits
+from playground.chat.relay import limits
+from playground.chat.services import compare
 from playground.chat.services.branches import Refused
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from playground.chat.rendering import BlockRenderer, _cleaner, render_markdown
+from playground.lib.markdown.rendering import BlockRenderer, _cleaner, render_markdown
 
 
 def test_inline_and_display_math_become_math_elements_holding_the_tex():

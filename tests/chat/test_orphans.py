@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from playground.chat import services
 from playground.chat.models import Message
-from playground.chat.services.usage import estimated_usage
+from playground.chat.relay.usage import estimated_usage
 from playground.lib import detached
 from tests.chat.conftest import connect
 

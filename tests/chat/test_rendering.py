@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from playground.chat.highlighting import TOKEN_CLASSES, highlight, stylesheet
-from playground.chat.rendering import BlockRenderer, _cleaner, render_markdown
+from playground.lib.markdown.highlighting import TOKEN_CLASSES, highlight, stylesheet
+from playground.lib.markdown.rendering import BlockRenderer, _cleaner, render_markdown
 
 
 def test_script_tags_are_shown_as_text_never_as_elements():

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from playground.chat import services
 from playground.chat.models import Message
-from playground.chat.services import fanout
+from playground.chat.relay import fanout
 from tests.chat.conftest import connect, finish, receive_until_final
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]

@@ -277,7 +277,7 @@ def test_a_stopped_answer_with_calls_does_not_hold_the_composer(alice_client, ma
 
 
 def test_export_and_import_keep_the_tool_call_ids(alice, make_conversation):
-    from playground.chat import transfer
+    from playground.chat.sharing import transfer
 
     conversation = make_conversation("local/tools", params={"tools": WEATHER})
     called(conversation)

@@ -3,8 +3,9 @@
 import pytest
 from django.urls import reverse
 
-from playground.chat import branches, transfer
+from playground.chat import branches
 from playground.chat.models import Conversation, Message
+from playground.chat.sharing import transfer
 from playground.connections.models import Connection
 from tests.sharing.test_links import link
 

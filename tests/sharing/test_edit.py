@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from playground.chat import share_live
+from playground.chat.sharing import live as share_live
 from playground.sharing.models import Share, Watcher
 
 pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]

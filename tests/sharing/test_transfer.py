@@ -6,8 +6,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from playground.chat import transfer
 from playground.chat.models import Attachment, Conversation, Message
+from playground.chat.sharing import transfer
 from tests.sharing.conftest import AUDIO
 
 pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]

@@ -190,8 +190,8 @@ def test_a_member_forks_a_run_from_the_team_library_and_an_outsider_cannot(alice
 
 
 def test_a_team_conversation_link_is_live_and_a_removed_member_stops_watching(alice, bob, team):
-    from playground.chat import share_live as live
     from playground.chat.models import Conversation
+    from playground.chat.sharing import live
 
     conversation = Conversation.objects.create(owner=alice, title="Plans")
     client_for(alice).post(

@@ -87,8 +87,8 @@ async def test_a_member_never_sees_the_team_key_a_provider_echoes(
 
 
 async def test_tool_call_echoes_and_errors_are_stored_without_the_key(team, alice, bob):
-    from playground.chat.services.generation import Generation
-    from playground.chat.services.limits import Limits
+    from playground.chat.relay.generation import Generation
+    from playground.chat.relay.limits import Limits
     from playground.connections import gate
     from tests.teams.conftest import make_team_connection
 

@@ -18,8 +18,8 @@ from playground.catalog.params import CHAT_PARAMS, params_form
 from playground.chat import branches
 from playground.chat.forms import MAX_ATTACHMENTS, apply_attachment_options, clean_attachments
 from playground.chat.models import Conversation, Message
+from playground.chat.relay.limits import check_capacity, limits_of
 from playground.chat.services.branches import Refused, content_of, message_of, own
-from playground.chat.services.limits import check_capacity, limits_of
 from playground.chat.services.request import build_request, chat_models, connection_for, pick_model
 from playground.chat.services.turns import Turn, launcher, save_attachments, start_turn, store_uploads
 from playground.connections import gate

@@ -10,10 +10,10 @@ from playground.catalog.models import CatalogModel
 from playground.chat import branches
 from playground.chat.forms import KIND_ADVICE, Upload, accepted_kinds, chat_params_form, human_size
 from playground.chat.models import PICK_ANOTHER, Attachment, ConnectionLoss, Conversation, Message
+from playground.chat.relay.usage import CHARS_PER_TOKEN
 from playground.connections.models import Connection, ensure_local_connection
 
 MAX_MESSAGES = 10  # spec 8: 1 to 10 messages per request
-CHARS_PER_TOKEN = 4
 # The content part that carries each kind of attachment (spec 2.4): the OCR model takes PDFs through image_url.
 PART_TYPES = {"image": "image_url", "pdf": "image_url", "audio": "audio_url", "video": "video_url"}
 # The per-attachment options each kind's part may carry (spec 2.4; max_frams is the spec's own spelling).
@@ -218,30 +218,16 @@ def build_request(
     params: dict | None = None,
     preview: bool = False,
     connection: Connection | None = None,
+    values: dict | None = None,
 ) -> ChatRequest:
     """The exact JSON body for the next request: never earlier reasoning, at most 10 messages, supported params.
 
     A multimodal model gets each user message's attachments as content parts after its text, earlier turns
     included; attachments the model cannot take are left out with a note. With `preview`, the data URIs are cut
-    short for display; otherwise the files are read (blocking: call from a thread).
+    short for display; otherwise the files are read (blocking: call from a thread). `values`: the parameters'
+    request values as the caller parsed them from its input (typed); without them the stored ones are checked.
     """
-    form = chat_params_form(model, stored=conversation.params if params is None else params)
-    errors = [] if form.is_valid() else [e for errs in form.errors.values() for e in errs]
-    values = form.request_values() if not errors else {}
-    # Usage on streamed answers is opt-in for OpenAI-style providers; the connection forgets it if refused.
-    connection = connection or connection_for(conversation)
-    if values.get("stream") and connection is not None and connection.include_usage:
-        values["stream_options"] = {"include_usage": True}
-    if values.get("enable_thinking") is False:
-        values.pop("thinking_budget", None)
-        values.pop("reasoning_effort", None)
-    if isinstance(values.get("response_format"), str):
-        values["response_format"] = {"type": values["response_format"]}
-
-    stored = conversation.params if params is None else params
-    if model is not None and model.tools and stored.get("tools"):
-        values["tools"] = stored["tools"]
-        values["tool_choice"] = "auto"
+    values, errors = request_values(conversation, model, params, values, connection)
 
     turns = history_turns(history)
     if next_user is not None:
@@ -273,38 +259,73 @@ def build_request(
     body = {"model": model.model_id if model else conversation.model_id, "messages": messages, **values}
     request = ChatRequest(body=body, errors=errors, sent_messages=len(messages), total_messages=len(turns))
 
+    request.notes += _notes(conversation, model, left_out, len(kept), len(turns), pairs, values)
+    return request
+
+
+def request_values(conversation, model, params, values, connection) -> tuple[dict, list[str]]:
+    """The body's parameters: `values` as the caller parsed them (typed), else the stored ones checked; with what
+    the connection and the model add (usage on streams, tools). (values, errors naming the field)."""
+    if values is not None:
+        values, errors = dict(values), []
+    else:
+        form = chat_params_form(model, stored=conversation.params if params is None else params)
+        errors = [] if form.is_valid() else [e for errs in form.errors.values() for e in errs]
+        values = form.request_values() if not errors else {}
+    # Usage on streamed answers is opt-in for OpenAI-style providers; the connection forgets it if refused.
+    connection = connection or connection_for(conversation)
+    if values.get("stream") and connection is not None and connection.include_usage:
+        values["stream_options"] = {"include_usage": True}
+    if values.get("enable_thinking") is False:
+        values.pop("thinking_budget", None)
+        values.pop("reasoning_effort", None)
+    if isinstance(values.get("response_format"), str):
+        values["response_format"] = {"type": values["response_format"]}
+
+    stored = conversation.params if params is None else params
+    if model is not None and model.tools and stored.get("tools"):
+        values["tools"] = stored["tools"]
+        values["tool_choice"] = "auto"
+
+    return values, errors
+
+
+def _notes(conversation, model, left_out: list, kept: int, total: int, pairs: list, values: dict) -> list[str]:
+    """What the Request tab and the composer say about a body: attachments left out, messages cut, the window."""
+    system = conversation.system_prompt.strip()
+    notes = []
     if left_out:
         what = " or ".join(sorted({KIND_ADVICE[a.kind][0] for a in left_out}))
         model_id = model.model_id if model else conversation.model_id
-        request.notes.append(
+        notes.append(
             f"{len(left_out)} attachment{'s are' if len(left_out) != 1 else ' is'} not sent: {model_id} does not "
             f"accept {what}."
         )
-    if len(kept) < len(turns):
+    if kept < total:
         how = (
             "the system prompt, the first question and the latest messages"
             if conversation.context_policy == "first_and_latest"
             else "the system prompt and the latest messages"
         )
-        request.notes.append(
-            f"This conversation has {len(turns) + (1 if system else 0)} messages; a request takes at most "
-            f"{MAX_MESSAGES}, so {len(messages)} are sent: {how}."
+        notes.append(
+            f"This conversation has {total + (1 if system else 0)} messages; a request takes at most "
+            f"{MAX_MESSAGES}, so {len(pairs)} are sent: {how}."
         )
     if model is not None:
         estimate = sum(len(text) for _, text, _, _ in pairs) // CHARS_PER_TOKEN + 4 * len(pairs)
         max_tokens = values.get("max_tokens") or 0
         window = model.context_window
         if estimate + max_tokens > window:
-            request.notes.append(
+            notes.append(
                 f"Estimated input of about {estimate} tokens plus max_tokens {max_tokens} exceeds the context "
                 f"window of {model.model_id} ({window} tokens): lower max_tokens or start a new conversation."
             )
         elif estimate + max_tokens > window * 0.9:
-            request.notes.append(
+            notes.append(
                 f"Estimated input of about {estimate} tokens plus max_tokens {max_tokens} is close to the context "
                 f"window of {model.model_id} ({window} tokens)."
             )
-    return request
+    return notes
 
 
 def preview_request(conversation: Conversation, next_user: str = "") -> ChatRequest:

@@ -14,7 +14,7 @@ from django.http import Http404
 from playground.chat import branches
 from playground.chat.forms import MESSAGE_LIMIT
 from playground.chat.models import Conversation, Message
-from playground.chat.services.display import render_message
+from playground.chat.relay.display import render_message
 from playground.chat.services.request import spec_tool_calls
 from playground.chat.services.turns import Turn, launcher, prepare_turn, start_turn
 

@@ -14,11 +14,11 @@ from django.utils import timezone
 from playground.chat import branches
 from playground.chat.forms import Upload
 from playground.chat.models import Attachment, Conversation, Message, attachment_name
-from playground.chat.services import fanout
-from playground.chat.services.control import generation_group
-from playground.chat.services.display import render_message
-from playground.chat.services.generation import Generation, conversation_group, running
-from playground.chat.services.limits import Limits, limits_of
+from playground.chat.relay import fanout
+from playground.chat.relay.control import generation_group
+from playground.chat.relay.display import render_message
+from playground.chat.relay.generation import Generation, conversation_group, running
+from playground.chat.relay.limits import Limits, limits_of
 from playground.chat.services.request import ChatRequest, build_request, connection_for, selected_model
 from playground.connections import gate
 from playground.upstream.client import Endpoint
@@ -75,6 +75,7 @@ def prepare_turn(
     parent=END,
     kept: list[Attachment] = (),
     rows: list[Message] | None = None,
+    values: dict | None = None,
 ) -> Turn:
     """Save the user message (when given) and the assistant placeholder, and build the request (sync code).
 
@@ -85,7 +86,8 @@ def prepare_turn(
     of the placeholder overlap with the upstream's time to first token; what arrives meanwhile waits in memory
     until the generation knows its message. `tool_results` ((call id, text) pairs) are saved as tool messages
     before the placeholder: the turn continues after the answer that called the tools. `rows` are the
-    conversation's history_rows when the caller has just read them (the send's validation does).
+    conversation's history_rows when the caller has just read them (the send's validation does); `values` the
+    request values of the parameters the caller has just parsed (else the stored ones are checked).
     """
     connection = connection_for(conversation)
     model = selected_model(conversation)
@@ -113,23 +115,9 @@ def prepare_turn(
         next_user=content,
         next_attachments=[*attachments, *kept],
         connection=connection,
+        values=values,
     )
-    # The gate is the check (membership, revocation, budgets, a free slot) and the only source of the key.
-    try:
-        ticket = gate.open(connection, conversation.owner_id, "chat", body=request.body)
-    except gate.Refused as refusal:
-        if refusal.reason != "busy":
-            raise
-        ticket = None  # every slot is taken: the generation waits for one, saying so (and is checked again then)
-    endpoint, limits = (ticket.endpoint if ticket else None), limits_of(connection, ticket)
-    if ticket is None:
-        limits.queued = (connection, conversation.owner_id)
-    try:
-        generation = launch(endpoint, request.body, limits) if launch is not None else None
-    except BaseException:
-        if ticket is not None:
-            ticket.release()
-        raise
+    generation, endpoint, limits = _launch(conversation, connection, request, launch)
     if generation is not None and replace is not None:
         generation.replaces = replace.pk
     stored: list[str] = []
@@ -137,56 +125,14 @@ def prepare_turn(
         if content is not None:
             stored = store_uploads(conversation, attachments)
         with transaction.atomic():
-            user_message = None
-            if content is not None:
-                user_message = branches.add(
-                    conversation, parent, role="user", content=content, known=children.get(parent, [])
-                )
-                files = save_attachments(user_message, attachments, stored)
-                # An edited message keeps the original's files (the rows share them; see delete_unused_file).
-                files += Attachment.objects.bulk_create(
-                    Attachment(
-                        message=user_message,
-                        file=a.file.name,
-                        kind=a.kind,
-                        content_type=a.content_type,
-                        name=a.name,
-                        size=a.size,
-                    )
-                    for a in kept
-                )
-                known_attachments(user_message, files)
-                conversation.title_from(content)
-                parent = user_message.pk
-            for result in results:  # each follows the one before, after the answer that called the tools
-                parent = branches.add(
-                    conversation,
-                    parent,
-                    role="tool",
-                    tool_call_id=result.tool_call_id,
-                    content=result.content,
-                    known=children.get(parent, []),
-                ).pk
-            if model is not None and not conversation.model_id:
-                conversation.model_id = model.model_id
-            conversation.save()
-            params = {k: v for k, v in request.body.items() if k not in ("model", "messages")}
-            assistant = branches.add(
-                conversation,
-                parent,
-                role="assistant",
-                status=Message.STREAMING,
-                model_id=request.body["model"],
-                params=params,
-                heartbeat=timezone.now(),
-                known=children.get(parent, []),
+            user_message, assistant = _write_turn(
+                conversation, content, parent, children, attachments, stored, kept, results, model, request
             )
-            known_attachments(assistant, [])
     except BaseException:
         if generation is not None:
             generation.abort_threadsafe()  # which releases the ticket
-        elif ticket is not None:
-            ticket.release()
+        elif limits.ticket is not None:
+            limits.ticket.release()
         # Nothing half-made: the files written for rows that were not saved go too.
         storage = Attachment._meta.get_field("file").storage
         for name in stored:
@@ -204,6 +150,79 @@ def prepare_turn(
         replaces=replace,
         limits=limits,
     )
+
+
+def _launch(conversation: Conversation, connection, request: ChatRequest, launch):
+    """Open the gate for the request and start its upstream call (with `launch`): (generation or None, endpoint,
+    limits). The gate is the check (membership, revocation, budgets, a free slot) and the only source of the key."""
+    try:
+        ticket = gate.open(connection, conversation.owner_id, "chat", body=request.body)
+    except gate.Refused as refusal:
+        if refusal.reason != "busy":
+            raise
+        ticket = None  # every slot is taken: the generation waits for one, saying so (and is checked again then)
+    endpoint, limits = (ticket.endpoint if ticket else None), limits_of(connection, ticket)
+    if ticket is None:
+        limits.queued = (connection, conversation.owner_id)
+    try:
+        generation = launch(endpoint, request.body, limits) if launch is not None else None
+    except BaseException:
+        if ticket is not None:
+            ticket.release()
+        raise
+    return generation, endpoint, limits
+
+
+def _write_turn(conversation, content, parent, children, attachments, stored, kept, results, model, request):
+    """The turn's rows (inside the caller's transaction): the user message with its files, the tool results, the
+    answer's placeholder; returns (user message or None, placeholder). A conversation not saved yet (the start
+    page's first message) is saved with them."""
+    if conversation.pk is None:
+        conversation.save()
+    user_message = None
+    if content is not None:
+        user_message = branches.add(conversation, parent, role="user", content=content, known=children.get(parent, []))
+        files = save_attachments(user_message, attachments, stored)
+        # An edited message keeps the original's files (the rows share them; see delete_unused_file).
+        files += Attachment.objects.bulk_create(
+            Attachment(
+                message=user_message,
+                file=a.file.name,
+                kind=a.kind,
+                content_type=a.content_type,
+                name=a.name,
+                size=a.size,
+            )
+            for a in kept
+        )
+        known_attachments(user_message, files)
+        conversation.title_from(content)
+        parent = user_message.pk
+    for result in results:  # each follows the one before, after the answer that called the tools
+        parent = branches.add(
+            conversation,
+            parent,
+            role="tool",
+            tool_call_id=result.tool_call_id,
+            content=result.content,
+            known=children.get(parent, []),
+        ).pk
+    if model is not None and not conversation.model_id:
+        conversation.model_id = model.model_id
+    conversation.save()
+    params = {k: v for k, v in request.body.items() if k not in ("model", "messages")}
+    assistant = branches.add(
+        conversation,
+        parent,
+        role="assistant",
+        status=Message.STREAMING,
+        model_id=request.body["model"],
+        params=params,
+        heartbeat=timezone.now(),
+        known=children.get(parent, []),
+    )
+    known_attachments(assistant, [])
+    return user_message, assistant
 
 
 def known_attachments(message: Message, attachments: list[Attachment]) -> None:

@@ -1,9 +1,9 @@
-"""{{ text|markdown }}: model output as sanitized HTML (playground/chat/rendering.py), for pages outside the chat."""
+"""{{ text|markdown }}: model output as sanitized HTML (lib/markdown/rendering.py), for pages outside the chat."""
 
 from django import template
 from django.utils.safestring import mark_safe
 
-from playground.chat.rendering import render_markdown
+from playground.lib.markdown.rendering import render_markdown
 
 register = template.Library()
 

@@ -1,7 +1,7 @@
 from django import template
 from django.utils.safestring import mark_safe
 
-from playground.chat.rendering import render_markdown
+from playground.lib.markdown.rendering import render_markdown
 
 register = template.Library()
 

@@ -3,7 +3,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from playground.chat.highlighting import stylesheet
+from playground.lib.markdown.highlighting import stylesheet
 
 STYLESHEET = Path(settings.BASE_DIR) / "static" / "css" / "highlight.css"
 

@@ -13,8 +13,8 @@ import nh3
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 
-from playground.chat.highlighting import TOKEN_CLASSES, highlight
-from playground.chat.math import math_plugin
+from playground.lib.markdown.highlighting import TOKEN_CLASSES, highlight
+from playground.lib.markdown.math import math_plugin
 
 # Markdown
 _LANGUAGE_NAME = re.compile(r"^[\w#+.-]{1,32}$")

@@ -9,11 +9,11 @@ import asyncio
 from channels.db import database_sync_to_async
 
 from playground.chat import services as chat
-from playground.chat import share_live as live
 from playground.chat.models import Message
+from playground.chat.relay import fanout
+from playground.chat.relay.fanout import LocalFollower
 from playground.chat.replay import Replay
-from playground.chat.services import fanout
-from playground.chat.services.fanout import LocalFollower
+from playground.chat.sharing import live
 from playground.lib.frames import FrameConsumer
 from playground.lib.sockets import AccountSockets
 from playground.sharing.models import WATCH_BEAT

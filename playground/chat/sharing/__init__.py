@@ -7,11 +7,12 @@ from django.urls import path, reverse
 from django.utils.text import slugify
 
 from playground.catalog.params import set_params
-from playground.chat import branches, transfer
+from playground.chat import branches
 from playground.chat import services as chat_services
 from playground.chat.models import Attachment, Conversation, Message, attachment_name, get_conversation
-from playground.chat.rendering import render_markdown
+from playground.chat.sharing import transfer
 from playground.lib import files as stored_files
+from playground.lib.markdown.rendering import render_markdown
 from playground.sharing import snippets
 from playground.sharing.kinds import Kind
 
@@ -96,7 +97,7 @@ class ConversationKind(Kind):
         return slugify(item.display_title)[:60] or f"conversation-{item.pk}"
 
     def urls(self) -> list:
-        from playground.chat import share_views
+        from playground.chat.sharing import views as share_views
         from playground.sharing import views
 
         return [

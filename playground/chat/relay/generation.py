@@ -16,15 +16,15 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from playground.chat.models import Message
-from playground.chat.rendering import BlockRenderer
-from playground.chat.services import fanout
-from playground.chat.services.control import ControlChannel, generation_group
-from playground.chat.services.display import render_message
-from playground.chat.services.limits import Limits, rejects_stream_options
-from playground.chat.services.persistence import AnswerRows, record_usage
+from playground.chat.relay import fanout
+from playground.chat.relay.control import ControlChannel, generation_group
+from playground.chat.relay.display import render_message
+from playground.chat.relay.limits import Limits, rejects_stream_options
+from playground.chat.relay.persistence import AnswerRows, record_usage
 from playground.connections import gate
 from playground.connections.models import Connection
 from playground.lib import detached, metrics
+from playground.lib.markdown.rendering import BlockRenderer
 from playground.upstream import client
 from playground.upstream.client import Endpoint
 from playground.upstream.errors import UpstreamError

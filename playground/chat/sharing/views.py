@@ -5,8 +5,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from playground.catalog.models import CatalogModel
-from playground.chat import transfer
 from playground.chat.models import get_conversation
+from playground.chat.sharing import transfer
 from playground.connections.models import Connection
 from playground.sharing.forms import ImportForm
 from playground.sharing.models import watching

@@ -4,7 +4,7 @@ from asgiref.sync import sync_to_async
 
 from playground.chat import branches, render_cache
 from playground.chat.models import Message
-from playground.chat.rendering import BlockRenderer
+from playground.lib.markdown.rendering import BlockRenderer
 
 SNAPSHOT_TIMEOUT = 1.0  # how long a subscriber waits for the generator before reading the database
 

@@ -6,7 +6,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from playground.chat.models import Conversation, Message
-from playground.chat.services.generation import KIND
+from playground.chat.relay.generation import KIND
 from playground.lib import detached
 
 

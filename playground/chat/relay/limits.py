@@ -2,14 +2,20 @@
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from playground.connections.gate import Pass
 from playground.connections.models import Connection
 from playground.upstream.errors import UpstreamError
 
-if TYPE_CHECKING:
-    from playground.chat.services.generation import Generation
+
+class Progress(Protocol):
+    """What pacing reads of a generation (services/generation.py): whether its answer started, and how far."""
+
+    first_token: object
+    tool_calls: list
+    chunks: int
+
 
 _END = object()
 
@@ -46,7 +52,7 @@ class Limits:
             "was ended; what arrived is kept. Retry, or raise the idle timeout of the connection.",
         )
 
-    async def paced(self, stream, generation: "Generation", first: asyncio.Timeout):
+    async def paced(self, stream, generation: Progress, first: asyncio.Timeout):
         """The stream's chunks, a network read's worth at a time (a list); after the first token, a silence
         longer than the idle timeout ends it in words."""
         batches = aiter(stream.batches())

@@ -9,8 +9,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from playground.chat.models import Message
-from playground.chat.services import flushes
-from playground.chat.services.usage import estimated_usage
+from playground.chat.relay import flushes
+from playground.chat.relay.usage import estimated_usage
 from playground.upstream.redact import redact_key
 
 log = logging.getLogger(__name__)
