@@ -3,7 +3,8 @@ from django.contrib.sessions.models import Session
 from django.dispatch import receiver
 from django.utils import timezone
 
-from playground.operators.models import SessionRecord
+from playground.operators.models import SessionRecord, record
+from playground.sso.signals import account_event
 
 
 @receiver(user_logged_in)
@@ -24,3 +25,8 @@ def forget_session(sender, request, user, **kwargs):
     session = getattr(request, "session", None)
     if session is not None and session.session_key:
         SessionRecord.objects.filter(session_key=session.session_key).delete()
+
+
+@receiver(account_event)
+def audit_single_sign_on(sender, action, detail, subject, **kwargs):
+    record(action, detail, subject=subject)

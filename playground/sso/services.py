@@ -13,9 +13,9 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from playground.operators.models import record
 from playground.sso import groups as group_mapping
 from playground.sso.models import Identity
+from playground.sso.signals import account_event
 
 
 class SignInRefused(Exception):
@@ -65,12 +65,15 @@ def _account(issuer: str, claims: dict):
                 "Ask an administrator."
             )
         user = same_email[0]
-        record("sso_linked", f"{user} linked to single sign-on (verified email {email}).", subject=user)
+        detail = f"{user} linked to single sign-on (verified email {email})."
+        account_event.send(None, action="sso_linked", detail=detail, subject=user)
     else:
         user = User(username=_username(claims), email=email)
         user.set_unusable_password()
         user.save()
-        record("sso_created", f"Account {user} created by single sign-on.", subject=user)
+        account_event.send(
+            None, action="sso_created", detail=f"Account {user} created by single sign-on.", subject=user
+        )
     return Identity.objects.create(user=user, issuer=issuer, subject=claims["sub"])
 
 
@@ -80,7 +83,9 @@ def sign_in(*, issuer: str, claims: dict):
     required = settings.OIDC_REQUIRED_GROUP
     if required and required not in groups:
         who = claims.get(settings.OIDC_EMAIL_CLAIM) or claims.get("sub")
-        record("sso_refused", f"{who}: not in the required group “{required}”.")
+        account_event.send(
+            None, action="sso_refused", detail=f"{who}: not in the required group “{required}”.", subject=None
+        )
         raise SignInRefused(
             f"Your sign-in account is not in the group “{required}”, which this playground requires, so you "
             "cannot sign in. Ask your administrator to add you to it."
