@@ -15,7 +15,7 @@ from playground.chat.replay import Replay
 from playground.lib.frames import FrameConsumer
 from playground.lib.sockets import AccountSockets
 
-CONTROL_FRAMES = ("subscribe", "stop", "warm", "ping")
+CONTROL_FRAMES = ("subscribe", "stop", "ping")
 
 
 class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
@@ -58,8 +58,6 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
             return
         if content.get("type") == "ping":  # the page's heartbeat (stream.js): a silent socket is a dead one
             await self.send_json({"type": "pong"})
-            return
-        if content.get("type") == "warm":  # someone types: every send starts its upstream call early anyway
             return
         try:
             message_id = int(content.get("message_id"))

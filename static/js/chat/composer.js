@@ -184,46 +184,11 @@
     }
   });
 
-  // Typing tells the server a send may come, with the panel as it stands: it reads the conversation meanwhile, so
-  // that the send's upstream call can start before its checks (chat/warm.py). At most once a second; the server
-  // ignores a warm frame when what it read still holds, and forgets it when the conversation changes.
-  var warmedAt = 0;
-  function warm() {
-    var form = composer();
-    if (!form || !client() || running() || posting() || Date.now() - warmedAt < 1000) return;
-    if (form.getAttribute("hx-target") !== "#message-list") return;
-    var frame = frameOf(form);
-    if (!frame) return;
-    delete frame.action;
-    delete frame.content;
-    frame.type = "warm";
-    if (client().send(frame)) warmedAt = Date.now();
-  }
-
-  // A turn that ends changes the conversation (the server forgets what it read): the next keystroke warms again,
-  // and a message already waiting in the box warms at once.
-  var wasRunning = false;
-  document.addEventListener("chat:state", function () {
-    var now = running();
-    var input = document.getElementById("composer-input");
-    if (wasRunning && !now) {
-      warmedAt = 0;
-      if (input && input.value.trim()) warm();
-    }
-    wasRunning = now;
-  });
-
   document.addEventListener("input", function (event) {
     if (event.target.id === "composer-input") {
       autosize(event.target);
-      warm();
     }
   });
-  document.addEventListener("change", function (event) {
-    var form = composer();
-    if (form && event.target.form === form && event.target.id !== "composer-input") warmedAt = 0;
-  });
-
   // Over the websocket when it is up (the generator's process hears it at once), else through the stop view.
   function stop() {
     client().streaming().forEach(function (article) {
