@@ -1,5 +1,5 @@
 """The gate's boundary, read from the source: only connections/gate.py turns a stored key into an Endpoint, and no
-feature (nor connections or catalog) imports the teams app."""
+feature (nor connections or catalog) imports the teams app, nor teams a feature."""
 
 import re
 from pathlib import Path
@@ -34,5 +34,18 @@ def test_no_feature_imports_teams():
         p.relative_to(ROOT).as_posix()
         for p, text in sources(*FEATURES)
         if re.search(r"^\s*(from playground\.teams|import playground\.teams|from playground import teams)", text, re.M)
+    ]
+    assert importers == []
+
+
+def test_teams_imports_no_feature():
+    """Teams reads the ledger and manages members, budgets and the library: a feature's objects are not its business
+    (a conversation's lost team connection is chat's own, chat/signals.py)."""
+    features = "|".join(["chat", "rerank", "speech", "batches", "evaluate"])
+    importers = [
+        p.relative_to(ROOT).as_posix()
+        for p, text in sources("teams")
+        if re.search(rf"^\s*(from playground\.({features})\b|import playground\.({features})\b)", text, re.M)
+        or re.search(rf"get_model\(\"({features})\"", text)
     ]
     assert importers == []
