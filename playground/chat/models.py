@@ -104,17 +104,7 @@ class Conversation(models.Model):
         Message.objects.bulk_update(messages, ["parent"], batch_size=500)
         # The copies share the stored files; a file is deleted with the last row that refers to it.
         Attachment.objects.bulk_create(
-            Attachment(
-                message=message,
-                file=a.file.name,
-                kind=a.kind,
-                content_type=a.content_type,
-                name=a.name,
-                size=a.size,
-                options=a.options,
-            )
-            for message, items in zip(messages, attachments, strict=True)
-            for a in items
+            a.copy_for(message) for message, items in zip(messages, attachments, strict=True) for a in items
         )
         return copy
 
@@ -314,6 +304,18 @@ class Attachment(models.Model):
     def inline(self) -> bool:
         """Images, audio and video are shown in the page; anything else is downloaded."""
         return self.kind in (self.IMAGE, self.AUDIO, self.VIDEO)
+
+    def copy_for(self, message: "Message") -> "Attachment":
+        """An unsaved row of the same stored file for another message (a file is deleted with its last row)."""
+        return Attachment(
+            message=message,
+            file=self.file.name,
+            kind=self.kind,
+            content_type=self.content_type,
+            name=self.name,
+            size=self.size,
+            options=self.options,
+        )
 
     def read(self, limit: int | None = None) -> bytes:
         """The file's bytes (blocking: call from a thread), or its first `limit` bytes."""

@@ -184,17 +184,7 @@ def _write_turn(conversation, content, parent, children, attachments, stored, ke
         user_message = branches.add(conversation, parent, role="user", content=content, known=children.get(parent, []))
         files = save_attachments(user_message, attachments, stored)
         # An edited message keeps the original's files (the rows share them; see delete_unused_file).
-        files += Attachment.objects.bulk_create(
-            Attachment(
-                message=user_message,
-                file=a.file.name,
-                kind=a.kind,
-                content_type=a.content_type,
-                name=a.name,
-                size=a.size,
-            )
-            for a in kept
-        )
+        files += Attachment.objects.bulk_create(a.copy_for(user_message) for a in kept)
         known_attachments(user_message, files)
         conversation.title_from(content)
         parent = user_message.pk
