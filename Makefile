@@ -58,7 +58,7 @@ test: dev-deps browser
 test-fast: dev-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	PLAYGROUND_TEST_FAST=on $(BIN)/python -m pytest -m "not browser and not spawns" $(PYTEST_ARGS)
+	PLAYGROUND_TEST_FAST=on $(BIN)/python -m pytest -m "not browser and not spawns" --ignore=tests/browser $(PYTEST_ARGS)
 
 # The suite with the local API left out (LOCAL_API=off): its own tests are not collected and the tests that use it
 # as their upstream (marked needs_local_api) are skipped; everything else must pass without it.
