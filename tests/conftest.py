@@ -184,14 +184,22 @@ def _live_server_helper(request):
 SPAWNING_FIXTURES = {"live_server", "second_server", "https_server", "servers", "own_redis", "bucket", "chromium"}
 
 
-def pytest_configure(config):
-    """Under `make test-fast`, a test that starts a process without the `spawns` marker fails and says so."""
-    if os.environ.get("PLAYGROUND_TEST_FAST") == "on":
+@pytest.fixture(scope="session", autouse=True)
+def _no_process_in_fast_tests():
+    """Under `make test-fast`, a test that starts a process without the `spawns` marker fails and says so.
 
-        def refuse(self, args, *rest, **kwargs):
-            raise RuntimeError(f"a test of `make test-fast` started {args!r}: mark it spawns (tests/conftest.py)")
+    A fixture, not a hook: it runs where the tests run (in each pytest-xdist worker), after the workers started."""
+    if os.environ.get("PLAYGROUND_TEST_FAST") != "on":
+        yield
+        return
 
-        subprocess.Popen._execute_child = refuse
+    def refuse(self, args, *rest, **kwargs):
+        raise RuntimeError(f"a test of `make test-fast` started {args!r}: mark it spawns (tests/conftest.py)")
+
+    real = subprocess.Popen._execute_child
+    subprocess.Popen._execute_child = refuse
+    yield
+    subprocess.Popen._execute_child = real
 
 
 def pytest_collection_modifyitems(config, items):
