@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: run test test-no-local lint fix venv deps dev-deps migrate browser clean bench
+.PHONY: run test test-fast test-no-local lint fix venv deps dev-deps migrate browser clean bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,16 @@ test: dev-deps browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The tests to run often (under two minutes), in two worker processes: no browser test, no test that starts another
+# process (daphne, redis-server, a subprocess; marked `spawns` in tests/conftest.py) and none marked slow.
+# `make test` still runs everything.
+FAST_WORKERS ?= 2
+test-fast: dev-deps
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	PLAYGROUND_TEST_FAST=on $(BIN)/python -m pytest -n $(FAST_WORKERS) -m "not browser and not spawns and not slow" \
+		--ignore=tests/browser $(PYTEST_ARGS)
 
 # The suite with the local API left out (LOCAL_API=off): its own tests are not collected and the tests that use it
 # as their upstream (marked needs_local_api) are skipped; everything else must pass without it.

@@ -178,6 +178,30 @@ def _live_server_helper(request):
     yield
 
 
+# Fixtures that start another process (daphne, redis-server, moto, Chromium): a test that uses one, even through
+# another fixture, is marked `spawns`, and `make test-fast` leaves it out. A test that starts one in its own body
+# carries the marker itself.
+SPAWNING_FIXTURES = {"live_server", "second_server", "https_server", "servers", "own_redis", "bucket", "chromium"}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_process_in_fast_tests():
+    """Under `make test-fast`, a test that starts a process without the `spawns` marker fails and says so.
+
+    A fixture, not a hook: it runs where the tests run (in each pytest-xdist worker), after the workers started."""
+    if os.environ.get("PLAYGROUND_TEST_FAST") != "on":
+        yield
+        return
+
+    def refuse(self, args, *rest, **kwargs):
+        raise RuntimeError(f"a test of `make test-fast` started {args!r}: mark it spawns (tests/conftest.py)")
+
+    real = subprocess.Popen._execute_child
+    subprocess.Popen._execute_child = refuse
+    yield
+    subprocess.Popen._execute_child = real
+
+
 def pytest_collection_modifyitems(config, items):
     """Browser tests run last: sync Playwright keeps an event loop running in the main thread for the rest of the
     session, which async tests and async_to_sync cannot share."""
@@ -185,6 +209,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "browser" in item.path.parts:
             item.add_marker(pytest.mark.browser)
+        if SPAWNING_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.spawns)
         if not settings.LOCAL_API and item.get_closest_marker("needs_local_api"):
             item.add_marker(without_local_api)
     items.sort(key=lambda item: item.get_closest_marker("browser") is not None)

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from django.conf import settings
 
 SCRIPT = """
@@ -34,6 +35,7 @@ def manage(*args: str, env: dict) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.spawns
 def test_sign_up_works_and_no_local_connection_exists_with_the_local_api_off(tmp_path):
     env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
     env.update(

@@ -3,9 +3,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.spawns
 def test_check_deploy_passes_with_production_settings():
     env = {
         **os.environ,

@@ -14,7 +14,7 @@ from playground.connections.models import ensure_local_connection
 from tests.browser.conftest import log_in, orm, screenshot
 from tests.browser.test_chat import send
 from tests.conftest import free_port, server_env
-from tests.faults.conftest import wait_for
+from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 

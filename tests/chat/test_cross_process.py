@@ -38,6 +38,9 @@ async def watch(host, cookie, conversation_pk, events, ready):
         f"ws://{host}/ws/chat/{conversation_pk}/",
         additional_headers={"Cookie": cookie, "Origin": f"http://{host}"},
     ) as ws:
+        # The consumer joins the group before it accepts; a pong shows it is reading frames too.
+        await ws.send(json.dumps({"type": "ping"}))
+        assert json.loads(await ws.recv())["type"] == "pong"
         ready.set()
         async for raw in ws:
             event = json.loads(raw)
@@ -62,7 +65,6 @@ def test_a_tab_on_another_process_sees_the_whole_answer(live_server, second_serv
         events, ready = [], asyncio.Event()
         watcher = asyncio.create_task(watch(second_server, cookie, conversation.pk, events, ready))
         await asyncio.wait_for(ready.wait(), 10)
-        await asyncio.sleep(0.2)
         async with httpx.AsyncClient(base_url=live_server.url) as http:
             response = await http.post(
                 reverse("chat:send", args=[conversation.pk]),

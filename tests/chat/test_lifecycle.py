@@ -1,7 +1,5 @@
 """A generation ends on every path with its row final, whatever the channel layer does."""
 
-import asyncio
-
 import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
@@ -10,6 +8,7 @@ from playground.chat import services
 from playground.chat.models import Message
 from playground.chat.relay import fanout
 from tests.chat.conftest import connect, finish, receive_until_final
+from tests.waiting import until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
@@ -64,8 +63,7 @@ async def test_a_stopped_generation_releases_its_channel_and_its_registry_entry(
     conversation = await sync_to_async(make_conversation)()
     turn = await services.send(conversation, "write 3000 words about the sea")
     generation = turn.generation
-    while generation.seq < 5:
-        await asyncio.sleep(0.05)
+    await until(lambda: generation.seq >= 5, timeout=30, what="five deltas")
     await services.request_stop(turn.assistant.pk)
     message = await finish(turn.assistant.pk)
     assert message.status == "stopped" and message.content

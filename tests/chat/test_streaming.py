@@ -10,6 +10,7 @@ from django.utils import timezone
 from playground.chat import services
 from playground.chat.models import Message
 from tests.chat.conftest import connect, finish, receive_until_final, stream_statuses
+from tests.waiting import until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 UNLIMITED = {"X-Local-Token-Rate": "0"}
@@ -75,11 +76,12 @@ async def test_stop_closes_the_upstream_connection_and_keeps_the_partial_answer(
     message = await Message.objects.aget(pk=mid)
     assert message.status == "stopped"
     assert message.content.startswith(received) and len(message.content) < 5000
-    for _ in range(40):
+
+    async def ended():
         record = (await stream_statuses(live_server, conversation)).get(trace_id)
-        if record and record["status"] != "streaming":
-            break
-        await asyncio.sleep(0.05)
+        return record if record and record["status"] != "streaming" else None
+
+    record = await until(ended, timeout=10, what="the local API to end the stream")
     assert record["status"] == "cancelled"
 
 

@@ -8,6 +8,7 @@ from django.urls import reverse
 from playground.chat import branches, services
 from playground.chat.models import Conversation, Message
 from tests.chat.conftest import connect, finish
+from tests.waiting import until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
 
@@ -301,10 +302,7 @@ async def test_the_stop_view_stops_a_running_answer(live_server, alice, async_cl
     await async_client.aforce_login(alice)
     turn = await services.send(conversation, "write 3000 words about the sea")
     generation = services.running(turn.assistant.pk)
-    while generation.seq < 20:
-        import asyncio
-
-        await asyncio.sleep(0.05)
+    await until(lambda: generation.seq >= 20, timeout=30, what="twenty deltas")
     response = await async_client.post(
         reverse("chat:stop", args=[conversation.pk, turn.assistant.pk]), headers={"HX-Request": "true"}
     )

@@ -16,6 +16,7 @@ from playground import devserver
 from playground.chat.models import Conversation
 from playground.connections.models import Connection
 from tests.conftest import free_port, server_env
+from tests.waiting import wait_for  # noqa: F401 (kept importable from here for older imports)
 
 CSRF = "abcdefghijklmnopqrstuvwxyz012345"
 
@@ -125,14 +126,3 @@ def logged_in(user, server: Server, **options) -> httpx.Client:
 def local_conversation(user, **fields) -> Conversation:
     connection = Connection.objects.get(owner=user, is_local=True)
     return Conversation.objects.create(owner=user, connection=connection, model_id="local/chat", **fields)
-
-
-def wait_for(predicate, *, timeout: float, what: str, every: float = 0.1):
-    """Poll until `predicate()` is truthy (returning it); a bound against hanging, not a timing assertion."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"gave up waiting for {what} after {timeout:g} s")

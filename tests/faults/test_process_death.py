@@ -14,8 +14,9 @@ from playground.catalog.services import add_by_hand
 from playground.chat.models import Message
 from playground.connections.models import Connection
 from playground.speech.models import SpeechClip
-from tests.faults.conftest import local_conversation, logged_in, wait_for
+from tests.faults.conftest import local_conversation, logged_in
 from tests.speech.provider import SpeechProvider
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -14,7 +14,7 @@ from django.db import connection
 
 from playground.connections.models import Connection
 from tests.conftest import free_port
-from tests.faults.conftest import wait_for
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

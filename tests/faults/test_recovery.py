@@ -11,7 +11,8 @@ import websockets
 from django.urls import reverse
 
 from playground.chat.models import Message
-from tests.faults.conftest import CSRF, local_conversation, logged_in, needs_redis, wait_for
+from tests.faults.conftest import CSRF, local_conversation, logged_in, needs_redis
+from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 

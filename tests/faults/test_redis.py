@@ -9,7 +9,8 @@ import pytest
 from django.urls import reverse
 
 from playground.chat.models import Conversation, Message
-from tests.faults.conftest import CSRF, local_conversation, logged_in, needs_redis, wait_for
+from tests.faults.conftest import CSRF, local_conversation, logged_in, needs_redis
+from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), needs_redis, pytest.mark.needs_local_api]
 STREAMING = Message.STREAMING

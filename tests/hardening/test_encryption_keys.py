@@ -33,6 +33,7 @@ def run(args: list[str], keys: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.spawns
 def test_manage_check_names_the_setting_and_the_rotation_when_the_key_changed(stored):
     result = run(["manage.py", "check"], Fernet.generate_key().decode())
     assert result.returncode != 0
@@ -44,6 +45,7 @@ def test_manage_check_names_the_setting_and_the_rotation_when_the_key_changed(st
     assert good.returncode == 0, good.stderr
 
 
+@pytest.mark.spawns
 def test_the_server_refuses_to_start_with_words(stored):
     result = run(["-c", "import playground.asgi"], Fernet.generate_key().decode())
     assert result.returncode != 0

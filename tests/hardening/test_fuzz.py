@@ -465,6 +465,7 @@ async def settle(timeout: float = 20) -> None:
         await asyncio.wait(running, timeout=timeout)
 
 
+@pytest.mark.slow  # every route times every kind of bad value: the longest test outside the browser
 async def test_every_url_answers_bad_input_without_a_5xx_or_a_traceback_and_touches_nothing_of_the_other_user(
     world, alice, bob, closing
 ):

@@ -1,7 +1,5 @@
 """PLAYGROUND_HTTPS=true behind a TLS proxy: pages redirect plain HTTP, the Local connection still works."""
 
-import time
-
 import httpx
 import pytest
 from django.urls import reverse
@@ -9,6 +7,7 @@ from django.urls import reverse
 from playground.chat.models import Conversation, Message
 from playground.connections.models import Connection
 from tests.conftest import free_port, start_server, stop_server
+from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 CSRF = "abcdefghijklmnopqrstuvwxyz012345"
@@ -50,11 +49,12 @@ def test_https_mode_chats_with_the_local_connection(https_server, client, alice,
             headers=proxied(https_server, cookie),
         )
         assert sent.status_code == 200, sent.text
-    for _ in range(300):
+
+    def finished():
         answer = Message.objects.filter(conversation=conversation, role="assistant").first()
-        if answer and answer.status != "streaming":
-            break
-        time.sleep(0.1)
+        return answer if answer and answer.status != "streaming" else None
+
+    answer = wait_for(finished, timeout=30, what="the answer to finish")
     assert answer.status == "complete", answer.error
     assert "5" in answer.content
 

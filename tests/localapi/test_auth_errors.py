@@ -75,6 +75,7 @@ def test_unknown_fault_is_400(api):
     assert "X-Local-Fault" in response.json()["message"]
 
 
+@pytest.mark.spawns
 def test_real_rate_limits_per_key(tmp_path):
     """A separate server with tiny limits: the 4th request in a minute is refused with RPM, for that key only."""
     port = free_port()
@@ -97,6 +98,7 @@ def test_real_rate_limits_per_key(tmp_path):
         stop_server(process)
 
 
+@pytest.mark.spawns
 def test_token_limit_names_tpm(tmp_path):
     port = free_port()
     process = start_server(port, tmp_path / "server.log", LOCAL_API_TPM="300")

@@ -7,6 +7,8 @@ import time
 import httpx
 import pytest
 
+from tests.waiting import wait_for
+
 
 def events(api, content="hello", model="local/chat", headers=None, **fields):
     """The raw data payloads of a stream, in order."""
@@ -152,14 +154,12 @@ def test_client_disconnect_mid_stream_is_seen_as_cancelled(api):
             if received >= 10:
                 break
     # Leaving the block closed the connection while the server still had ~2500 chunks to send.
-    deadline = time.monotonic() + 10
-    record = None
-    while time.monotonic() < deadline:
-        recent = api.get("/debug/streams").json()["recent"]
-        record = next(r for r in recent if r["trace_id"] == trace_id)
-        if record["status"] != "streaming":
-            break
-        time.sleep(0.1)
+
+    def ended():
+        record = next(r for r in api.get("/debug/streams").json()["recent"] if r["trace_id"] == trace_id)
+        return record if record["status"] != "streaming" else None
+
+    record = wait_for(ended, timeout=10, what="the stream to end")
     assert record["status"] == "cancelled"
     assert record["chunks_sent"] < 200
     time.sleep(0.5)

@@ -10,6 +10,8 @@ import av
 import httpx
 import pytest
 
+from tests.waiting import wait_for
+
 SENTENCE = "Hello there, my friend. How are you doing today?"
 
 
@@ -255,13 +257,13 @@ def test_closing_the_connection_stops_the_synthesis(live_server):
     ) as response:
         trace_id = response.headers["x-service-trace-id"]
         next(response.iter_raw())
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
+
+    def ended():
         streams = httpx.get(f"{live_server.api_url}/debug/streams", headers=headers).json()["recent"]
         record = next(s for s in streams if s["trace_id"] == trace_id)
-        if record["status"] != "streaming":
-            break
-        time.sleep(0.2)
+        return record if record["status"] != "streaming" else None
+
+    record = wait_for(ended, timeout=10, what="the synthesis to end", every=0.2)
     assert record["status"] == "cancelled"
     assert record["chunks_sent"] < 500
 

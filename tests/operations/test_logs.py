@@ -6,7 +6,8 @@ import pytest
 from django.urls import reverse
 
 from playground.chat.models import Message
-from tests.faults.conftest import local_conversation, logged_in, wait_for
+from tests.faults.conftest import local_conversation, logged_in
+from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 

@@ -16,8 +16,9 @@ from playground.chat.models import Message
 from playground.connections import gate
 from playground.connections.models import Connection
 from playground.teams.models import Membership
-from tests.faults.conftest import CSRF, local_conversation, logged_in, wait_for
+from tests.faults.conftest import CSRF, local_conversation, logged_in
 from tests.teams.conftest import make_team_connection, team  # noqa: F401
+from tests.waiting import wait_for
 
 TOKEN = "metrics-token-0123456789"
 

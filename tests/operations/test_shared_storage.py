@@ -22,7 +22,8 @@ from tests.batches.conftest import wait_for_status
 from tests.batches.test_batches import form as batch_form
 from tests.chat.test_attachments import png
 from tests.conftest import LOCAL_API_TEST_KEY, free_port
-from tests.faults.conftest import logged_in, wait_for
+from tests.faults.conftest import logged_in
+from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 

@@ -57,7 +57,9 @@ async def follow(share: Share, owner_url: str, viewer_host: str, cookie: str) ->
         f"ws://{viewer_host}/ws/s/{share.token}/", additional_headers={"Origin": f"http://{viewer_host}"}
     ) as ws:
         await ws.send(json.dumps({"type": "since", "after": 0}))
-        await asyncio.sleep(0.3)
+        # The socket handles frames in order: the answer to one it does not read means "since" was handled.
+        await ws.send(json.dumps({"type": "handled?"}))
+        assert json.loads(await ws.recv())["type"] == "invalid"
         response = await post(
             owner_url, reverse("chat:send", args=[share.conversation_id]), cookie, {"content": "rivers, 200 words"}
         )

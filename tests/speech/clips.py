@@ -1,9 +1,9 @@
 """Following a speech clip from a test: the clip a form post created, and waiting for its relay to end."""
 
 import re
-import time
 
 from playground.speech.models import SpeechClip
+from tests.waiting import wait_for
 
 
 def created_clip(response) -> SpeechClip:
@@ -13,10 +13,10 @@ def created_clip(response) -> SpeechClip:
 
 
 def wait_until_finished(clip: SpeechClip, timeout: float = 60) -> SpeechClip:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def finished():
         clip.refresh_from_db()
-        if clip.status != SpeechClip.STREAMING:
-            return clip
-        time.sleep(0.1)
-    raise AssertionError("the clip never finished")
+        return clip.status != SpeechClip.STREAMING
+
+    wait_for(finished, timeout=timeout, what="the clip to finish")
+    return clip

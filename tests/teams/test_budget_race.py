@@ -18,6 +18,7 @@ from playground.teams.models import Membership, UsageRecord
 from tests.conftest import free_port, start_server, stop_server
 from tests.fakeprovider import server as fake
 from tests.teams.conftest import make_team_connection
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 TWO_PROCESSES = pytest.mark.skipif(
@@ -58,12 +59,10 @@ async def fire(servers: list[str], cookie: str, conversations) -> list[int]:
 
 
 def wait_until_nothing_streams(deadline=60.0):
-    import time
+    def settled():
+        return not (Message.objects.filter(status=Message.STREAMING).exists() or Lease.objects.exists())
 
-    end = time.monotonic() + deadline
-    while Message.objects.filter(status=Message.STREAMING).exists() or Lease.objects.exists():
-        assert time.monotonic() < end, "a generation or a lease never ended"
-        time.sleep(0.1)
+    wait_for(settled, timeout=deadline, what="every generation and lease to end")
 
 
 @TWO_PROCESSES
