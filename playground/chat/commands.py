@@ -16,6 +16,7 @@ from asgiref.sync import sync_to_async
 from django.db import DatabaseError
 from django.http import Http404
 
+from playground import inputs
 from playground.chat import services
 from playground.chat.composing import uploads_of, waiting_tools
 from playground.chat.forms import ComposerForm
@@ -109,11 +110,10 @@ async def _start(outcome: Outcome, on_sent: OnSent) -> Outcome:
 
 
 def message_id_of(value) -> int | None:
-    if isinstance(value, bool):
-        return None
+    """An id named by a field, a frame or the address: a positive integer the database can hold, else None."""
     try:
-        return int(value)
-    except (TypeError, ValueError):
+        return inputs.object_id(value)
+    except Http404:
         return None
 
 
@@ -190,8 +190,8 @@ async def send(user, conversation_id: int | None, fields, files=(), *, on_sent: 
 
 
 def _message(user, conversation_id: int, message_id) -> Message | None:
-    message_id = message_id_of(message_id)
-    if message_id is None:
+    conversation_id, message_id = message_id_of(conversation_id), message_id_of(message_id)
+    if conversation_id is None or message_id is None:
         return None
     rows = Message.objects.filter(pk=message_id, conversation_id=conversation_id, conversation__owner=user)
     return rows.select_related("conversation__connection").first()

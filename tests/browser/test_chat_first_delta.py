@@ -38,6 +38,16 @@ REORDER = """
   ["CONNECTING", "OPEN", "CLOSING", "CLOSED"].forEach(function (k) { Reordering[k] = Native[k]; });
   window.WebSocket = Reordering;
   document.addEventListener("DOMContentLoaded", function () {
+    // The text in the answer when the final render comes (a last delta and the final render that arrive within
+    // one frame are applied together, the delta first: the observer below sees only the final one).
+    var final = window.ChatFinal, apply = final && final.apply;
+    if (apply) {
+      final.apply = function (article) {
+        var body = article.querySelector(".message-body");
+        if (body && body.textContent.trim()) window.__order.liveText = body.textContent;
+        return apply.apply(this, arguments);
+      };
+    }
     new MutationObserver(function () {
       var answer = document.querySelector('article[data-role="assistant"][data-status="streaming"] .message-body');
       if (answer && answer.textContent.trim()) window.__order.liveText = answer.textContent;

@@ -4,6 +4,7 @@ and reach the body typed (they are not read back from the stored JSON)."""
 
 import pytest
 from django.http import QueryDict
+from django.urls import reverse
 
 from playground.chat import actions, commands
 from playground.chat.models import Message
@@ -78,3 +79,13 @@ def test_an_invalid_send_is_refused_by_either_door_with_the_same_words_and_nothi
     assert posted.kind == framed.kind == commands.INVALID
     assert posted.errors == framed.errors and any(e.startswith("temperature") for e in posted.errors)
     assert not Message.objects.filter(conversation=conversation).exists()
+
+
+@pytest.mark.parametrize("name", ["chat:stop", "chat:retry"])
+@pytest.mark.parametrize("pk", [2**63, 10**30])
+def test_an_id_the_database_cannot_hold_names_no_message(client, alice, name, pk):
+    """The address's ids go through the same check as a field's (inputs.object_id): 404, not a database error."""
+    client.force_login(alice)
+    response = client.post(reverse(name, args=[pk, 1]))
+    assert response.status_code == 404
+    assert client.post(reverse(name, args=[1, pk])).status_code == 404
