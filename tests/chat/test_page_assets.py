@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]  # a conversation on the Local connection
 
 
 def test_the_chat_page_loads_no_markdown_library_or_katex_before_its_first_paint(alice_client, make_conversation):
