@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass, field
 
 from django import forms
+from django.core.validators import MaxValueValidator
 
 UNSET = object()
 
@@ -328,6 +329,16 @@ def params_form(model, params: list[Param], data=None, initial=None, *, placehol
     return ParamsForm(
         data, initial=initial, params=params_for(model, params), placeholders=placeholders, problems=problems
     )
+
+
+def cap_max_tokens(form: ParamsForm, model) -> ParamsForm:
+    """max_tokens held to the model's largest output, said in words (the chat panel's and evaluate's variants)."""
+    if model is not None and "max_tokens" in form.fields and model.max_output:
+        field = form.fields["max_tokens"]
+        field.validators.append(MaxValueValidator(model.max_output))
+        field.error_messages["max_value"] = f"max_tokens: must be at most {model.max_output} for {model.model_id}."
+        field.widget.attrs["max"] = model.max_output
+    return form
 
 
 def set_params(params: dict | None) -> dict:

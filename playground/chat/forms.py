@@ -4,12 +4,11 @@ import re
 from dataclasses import dataclass, field
 
 from django import forms
-from django.core.validators import MaxValueValidator
 
 from playground import inputs
 from playground.catalog.forms import ModelPickerForm
 from playground.catalog.models import CatalogModel
-from playground.catalog.params import CHAT_PARAMS, ParamsForm, params_for, params_form, stored_data
+from playground.catalog.params import CHAT_PARAMS, ParamsForm, cap_max_tokens, params_for, params_form, stored_data
 from playground.chat.models import CONTEXT_POLICIES
 
 MESSAGE_LIMIT = 200_000
@@ -111,12 +110,7 @@ def chat_params_form(model, data=None, *, stored: dict | None = None) -> ParamsF
     if data is None:
         data, problems = stored_to_data(params_for(model, CHAT_PARAMS), stored or {})
     form = params_form(model, CHAT_PARAMS, data, placeholders=True, problems=problems)
-    if model is not None and "max_tokens" in form.fields and model.max_output:
-        field = form.fields["max_tokens"]
-        field.validators.append(MaxValueValidator(model.max_output))
-        field.error_messages["max_value"] = f"max_tokens: must be at most {model.max_output} for {model.model_id}."
-        field.widget.attrs["max"] = model.max_output
-    return form
+    return cap_max_tokens(form, model)
 
 
 def stored_values(form: ParamsForm) -> dict:

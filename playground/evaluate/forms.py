@@ -1,8 +1,7 @@
 from django import forms
-from django.core.validators import MaxValueValidator
 
 from playground.catalog.models import CatalogModel
-from playground.catalog.params import CHAT_PARAMS, ParamsForm, params_form
+from playground.catalog.params import CHAT_PARAMS, ParamsForm, cap_max_tokens, params_form
 from playground.connections.models import Connection
 from playground.evaluate.templating import MAX_TEMPLATE, syntax_errors
 
@@ -81,12 +80,7 @@ def variant_params_form(model: CatalogModel | None, data: dict | None, prefix: s
     data = data if data is not None else {}
     form = params_form(model, EVAL_PARAMS, data, placeholders=True)
     form.prefix = prefix
-    if model is not None and "max_tokens" in form.fields and model.max_output:
-        field = form.fields["max_tokens"]
-        field.validators.append(MaxValueValidator(model.max_output))
-        field.error_messages["max_value"] = f"max_tokens: must be at most {model.max_output} for {model.model_id}."
-        field.widget.attrs["max"] = model.max_output
-    return form
+    return cap_max_tokens(form, model)
 
 
 class RunForm(forms.Form):
