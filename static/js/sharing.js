@@ -1,5 +1,5 @@
 // The viewer's side of a live share link: a read-only websocket that appends new turns and streams answers in.
-// Protocol (playground/chat/share_consumer.py): append, thread, snapshot, delta, done, error, updated, revoked.
+// Protocol (playground/chat/sharing/consumer.py): append, thread, snapshot, delta, done, error, updated, revoked.
 // "thread" carries the owner's path in order after a branch operation: the page drops what is not on it.
 (function () {
   "use strict";

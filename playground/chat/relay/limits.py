@@ -10,7 +10,7 @@ from playground.upstream.errors import UpstreamError
 
 
 class Progress(Protocol):
-    """What pacing reads of a generation (services/generation.py): whether its answer started, and how far."""
+    """What pacing reads of a generation (relay/generation.py): whether its answer started, and how far."""
 
     first_token: object
     tool_calls: list

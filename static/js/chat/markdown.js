@@ -1,6 +1,6 @@
 // Live markdown: the unfinished tail of a streaming answer rendered in the browser, and math typeset by KaTeX.
 //
-// The server renders every finished block (playground/chat/rendering.py) and, when the answer ends, the whole
+// The server renders every finished block (playground/lib/markdown/rendering.py) and, when the answer ends, the whole
 // answer, which replaces this live render. Until then the tail goes through the same rules here: markdown-it
 // with raw HTML off (CommonMark + tables + strikethrough), code blocks and remote-image placeholders built the
 // same way, math as in playground/chat/math.py, then DOMPurify held to the server's allow-list (tags,
