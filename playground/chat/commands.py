@@ -147,9 +147,9 @@ def prepare_send(user, conversation_id: int | None, fields, files=(), launch=Non
     uploads = uploads_of(files, fields.get("attachment_options", ""), conversation, composer) if panel is None else []
     if problem := services.lost_connection(conversation):
         composer.add_error(None, problem)
-    elif services.connection_for(conversation) is None:
+    elif (connection := services.connection_for(conversation)) is None:
         composer.add_error(None, NO_CONNECTION)
-    elif problem := gate.why_not(services.connection_for(conversation), user):
+    elif problem := gate.why_not(connection, user):
         composer.add_error(None, problem)
     if rows and (waiting := waiting_tools(conversation, rows)):
         composer.add_error(None, waiting)
