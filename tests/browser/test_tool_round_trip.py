@@ -1,6 +1,7 @@
 """Tool round trips, the tools editor and the start page's first message, in Chromium."""
 
 import json
+import re
 
 import pytest
 from django.core.management import call_command
@@ -179,6 +180,30 @@ def test_invalid_tools_json_stays_with_one_error_until_fixed(open_chat):
     expect(page.get_by_role("textbox", name="tools")).to_be_visible()
     page.get_by_text("Add a function").scroll_into_view_if_needed()
     screenshot(page, "chat-tools-editor-phone")
+
+
+@pytest.mark.needs_local_api
+def test_a_late_panel_answer_does_not_undo_a_function_added_meanwhile(open_chat):
+    """The first save's answer comes back after a function was added: the panel keeps it, and it is saved."""
+    page = open_chat("local/tools", params={"tools": [WEATHER]})
+    conversation_id = int(page.locator("#thread").get_attribute("data-conversation"))
+    page.get_by_role("tab", name="Tools").click()
+    held = []
+    page.route("**/settings/", lambda route: route.continue_() if held else held.append(route))
+    page.get_by_role("textbox", name="tools").fill(json.dumps([WEATHER], indent=1))
+    page.get_by_text("Add a function").click()  # the editor loses focus: its change saves the panel
+    page.wait_for_function("() => document.querySelector('#tool-builder[open]') !== null")
+    page.wait_for_timeout(300)
+    assert len(held) == 1
+    page.get_by_label("name", exact=True).fill("get_time")
+    with page.expect_response(lambda response: "get_time" in (response.request.post_data or "")):
+        page.get_by_role("button", name="Add to tools").click()
+        held[0].continue_()  # the older answer arrives while the builder's save waits its turn
+    expect(page.get_by_role("textbox", name="tools")).to_have_value(re.compile("get_time"))
+    tools = orm_eventually(
+        lambda: Conversation.objects.get(pk=conversation_id).params.get("tools", []), lambda tools: len(tools) == 2
+    )
+    assert [t["function"]["name"] for t in tools] == ["get_weather", "get_time"]
 
 
 @pytest.mark.needs_local_api

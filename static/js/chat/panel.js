@@ -80,14 +80,31 @@
     if (form && !event.target.dataset.switch && window.htmx) window.htmx.trigger(form, "settings-change");
   });
 
+  // A panel answer older than the user's latest edit is not swapped in: it would put back what the panel held
+  // when it was sent (a function just added with the builder, a number being typed), and drop the save that edit
+  // has pending. The save of the latest edit brings the panel back.
+  var edits = 0;
+  ["input", "settings-change"].forEach(function (name) {
+    document.addEventListener(name, function (event) {
+      if (event.target.closest && event.target.closest("#panel")) edits += 1;
+    });
+  });
+
   var keepTab = null;
   var switched = false;
   document.addEventListener("htmx:beforeRequest", function (event) {
     var elt = event.detail && event.detail.elt;
     if (elt && elt.dataset && elt.dataset.switch) switched = true;
+    if (event.detail.target && event.detail.target.id === "panel") event.detail.xhr.panelEdits = edits;
   });
   document.addEventListener("htmx:beforeSwap", function (event) {
-    if (event.detail.target && event.detail.target.id === "panel") keepTab = selectedTab();
+    if (!event.detail.target || event.detail.target.id !== "panel") return;
+    var sent = event.detail.xhr && event.detail.xhr.panelEdits;
+    if (sent !== undefined && sent < edits && event.detail.xhr.status < 400) {
+      event.detail.shouldSwap = false;
+      return;
+    }
+    keepTab = selectedTab();
   });
   document.addEventListener("htmx:afterSettle", function (event) {
     addSliders(); // the start page's settings come out of band, with the picker
