@@ -67,7 +67,7 @@ def test_compare_three_columns_streaming_at_once(open_chat):
     page.get_by_label("Model of column 2").select_option("local/reasoner")
     page.get_by_label("Model of column 3").select_option("local/chat")
     page.get_by_text("Parameters of column 3").click()  # the panel's own fields, not typed JSON
-    page.locator("#id_c3-temperature").fill("0.2")
+    page.get_by_label("temperature of column 3").fill("0.2")  # a name of its own, not the panel's
     page.locator("#compare-button").click()
 
     columns = page.locator(".compare-grid article[data-role='assistant']")
