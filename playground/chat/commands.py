@@ -22,6 +22,7 @@ from playground.chat.composing import uploads_of, waiting_tools
 from playground.chat.forms import ComposerForm
 from playground.chat.models import Conversation, Message
 from playground.chat.panel import PanelProblems, apply_panel
+from playground.chat.relay.fanout import Tab
 from playground.chat.relay.limits import TooBusy
 from playground.chat.services import branches as operations
 from playground.chat.services import compare as comparisons
@@ -100,7 +101,8 @@ async def _live_problem() -> str | None:
 
 
 async def _start(outcome: Outcome, on_sent: OnSent) -> Outcome:
-    """The generations of a sent outcome go live; `on_sent` first (a tab hears `sent` before any delta)."""
+    """The generations of a sent outcome go live; `on_sent` first (the tab hears `sent` before the start; the
+    deltas that came to it before, named by its ask's id, wait in the page for that reply)."""
     if outcome.sent:
         if on_sent is not None:
             await on_sent(outcome)
@@ -174,11 +176,14 @@ def prepare_send(user, conversation_id: int | None, fields, files=(), launch=Non
     return Outcome(SENT, conversation=conversation, turns=[turn], html=html)
 
 
-async def send(user, conversation_id: int | None, fields, files=(), *, on_sent: OnSent = None) -> Outcome:
-    """A new turn from the composer (`fields`: the message and the panel's fields; `files`: its attachments)."""
+async def send(
+    user, conversation_id: int | None, fields, files=(), *, on_sent: OnSent = None, tab: Tab | None = None
+) -> Outcome:
+    """A new turn from the composer (`fields`: the message and the panel's fields; `files`: its attachments).
+    `tab`: the socket that asked, which gets the answer's first deltas before its rows are written."""
     if problem := await _live_problem():
         return failed(problem, UNAVAILABLE)
-    launch = services.launcher(asyncio.get_running_loop())
+    launch = services.launcher(asyncio.get_running_loop(), tab=tab)
     try:
         outcome = await sync_to_async(prepare_send)(user, conversation_id, fields, files, launch)
     except DatabaseError:
@@ -214,12 +219,12 @@ def prepare_retry(user, conversation_id: int, message_id, launch=None) -> Outcom
     return Outcome(SENT, conversation=message.conversation, turns=[turn], message=message, html=html)
 
 
-async def retry(user, conversation_id: int, message_id, *, on_sent: OnSent = None) -> Outcome:
+async def retry(user, conversation_id: int, message_id, *, on_sent: OnSent = None, tab: Tab | None = None) -> Outcome:
     """Regenerate an answer. The old one stays until the new one is complete (then the done event names it as
-    `replaced`); `html` holds both articles, which replace the old one in the page."""
+    `replaced`); `html` holds both articles, which replace the old one in the page. `tab`: as for send."""
     if problem := await _live_problem():
         return failed(problem)
-    launch = services.launcher(asyncio.get_running_loop())
+    launch = services.launcher(asyncio.get_running_loop(), tab=tab)
     try:
         outcome = await sync_to_async(prepare_retry)(user, conversation_id, message_id, launch)
     except DatabaseError:

@@ -54,7 +54,7 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
         if not self.group:
             return
         if actions.name_of(content):
-            await actions.run(self.scope["user"], self.conversation_id, content, self.send_json)
+            await actions.run(self.scope["user"], self.conversation_id, content, self.send_json, self)
             return
         if content.get("type") == "ping":  # the page's heartbeat (stream.js): a silent socket is a dead one
             await self.send_json({"type": "pong"})
@@ -88,6 +88,13 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
         # once subscribed (snapshot first), so a tab never gets the middle of an answer without its beginning.
         self.last_seq.setdefault(event["message_id"], 0)
         await self.send_json({**event, "type": "start"})
+
+    async def chat_early(self, event):
+        # A delta of a turn this socket asked for, before the turn's start (relay/fanout.Tab): the deltas that
+        # follow the start take the group's way and go on from its seq.
+        if event["message_id"] is not None:
+            self.last_seq[event["message_id"]] = event["seq"]
+        await self.send_json({**event, "type": "delta"})
 
     async def chat_thread(self, event):
         # The thread changed shape (a branch switched, a message inserted...): the tab fetches its path again.

@@ -42,11 +42,12 @@ class Turn:
     limits: "Limits | None" = None
 
 
-def launcher(loop: asyncio.AbstractEventLoop, headers: dict | None = None):
-    """For prepare_turn (which runs in a thread): start a generation on `loop` at once, bound to its row later."""
+def launcher(loop: asyncio.AbstractEventLoop, headers: dict | None = None, tab: fanout.Tab | None = None):
+    """For prepare_turn (which runs in a thread): start a generation on `loop` at once, bound to its row later
+    (`tab`: the socket that asked, which gets its deltas until the turn is announced)."""
 
     def launch(endpoint: Endpoint, body: dict, limits: "Limits | None" = None) -> Generation:
-        generation = Generation(endpoint, body, headers=headers, loop=loop, limits=limits)
+        generation = Generation(endpoint, body, headers=headers, loop=loop, limits=limits, tab=tab)
         loop.call_soon_threadsafe(generation.begin)
         return generation
 
@@ -250,7 +251,8 @@ async def start_turn(turn: Turn) -> "Generation":
     """Start the generation (unless prepare_turn launched it) and announce its placeholder to the other tabs.
 
     The announcement goes after the upstream call started (rendering it costs no time to first token); the
-    generation holds its first delta until it went, so every tab hears `start` before any delta.
+    generation holds its deltas for every tab but the asking one (its `tab`) until it went, so the other tabs
+    hear `start` before any delta, and then what the asking tab got alone in one delta.
     """
     if turn.generation is None:
         turn.generation = start(
@@ -268,7 +270,7 @@ async def start_turn(turn: Turn) -> "Generation":
         # The generation runs and saves its answer regardless; other tabs see it when they reload.
         turn.generation.lost_live(exc)
     finally:
-        turn.generation.announced.set()
+        turn.generation.announce()
     return turn.generation
 
 
