@@ -124,7 +124,8 @@ async def send(ctx: Context, frame: dict) -> None:
         frame = {"type": "sent", "message_id": turn.assistant.pk, "conversation": ctx.conversation_id}
         await ctx.reply({**frame, "html": outcome.html, "early": turn.generation is not None})
 
-    outcome = await commands.send(ctx.user, ctx.conversation_id, fields, on_sent=sent, tab=ctx.tab())
+    cache = getattr(ctx.socket, "sends", None)  # what the socket's earlier sends read (send_cache.py)
+    outcome = await commands.send(ctx.user, ctx.conversation_id, fields, on_sent=sent, tab=ctx.tab(), cache=cache)
     if outcome.kind != SENT:
         await ctx.reply(refusal(outcome))
 

@@ -24,6 +24,7 @@ from playground.chat.models import Conversation, Message
 from playground.chat.panel import PanelProblems, apply_panel
 from playground.chat.relay.fanout import Tab
 from playground.chat.relay.limits import TooBusy
+from playground.chat.send_cache import SendCache
 from playground.chat.services import branches as operations
 from playground.chat.services import compare as comparisons
 from playground.connections import gate
@@ -131,17 +132,38 @@ def errors_of(composer: ComposerForm, panel: PanelProblems | None) -> list[str]:
     return errors
 
 
-def prepare_send(user, conversation_id: int | None, fields, files=(), launch=None) -> Outcome:
+def prepare_send(
+    user, conversation_id: int | None, fields, files=(), launch=None, cache: SendCache | None = None
+) -> Outcome:
     """Everything synchronous of a send, in one thread hop. `conversation_id` None: the start page's first
-    message, which saves the conversation with it (a failure leaves neither behind)."""
+    message, which saves the conversation with it (a failure leaves neither behind). `cache`: what the earlier
+    sends of the same socket read (send_cache.py)."""
+    rows = []
+    try:
+        outcome = _prepare_send(user, conversation_id, fields, files, launch, cache, rows)
+    except BaseException:
+        if cache is not None:
+            cache.forget()
+        raise
+    if cache is not None:
+        cache.sent(outcome, rows)
+    return outcome
+
+
+def _prepare_send(user, conversation_id, fields, files, launch, cache, rows: list) -> Outcome:
     if conversation_id is None:
-        conversation, rows = Conversation(owner=user), []
+        conversation = Conversation(owner=user)
     else:
-        conversation = Conversation.objects.for_user(user).select_related("connection").filter(pk=conversation_id)
-        conversation = conversation.first()
+        if cache is not None:
+            conversation = cache.conversation()
+        else:
+            conversation = Conversation.objects.for_user(user).select_related("connection").filter(pk=conversation_id)
+            conversation = conversation.first()
         if conversation is None:
             return refused("No such conversation.", 404)
-        rows = services.history_rows(conversation)  # one query for the waiting tool calls and the request
+        rows += services.history_rows(conversation)  # one query for the waiting tool calls and the request
+        if cache is not None:
+            cache.known_attachments(rows)
     composer = ComposerForm(fields)
     panel, values = apply_panel(user, fields, conversation)
     if panel is not None and not panel.blocking:
@@ -151,7 +173,7 @@ def prepare_send(user, conversation_id: int | None, fields, files=(), launch=Non
         composer.add_error(None, problem)
     elif (connection := services.connection_for(conversation)) is None:
         composer.add_error(None, NO_CONNECTION)
-    elif problem := gate.why_not(connection, user):
+    elif not (cache and cache.admits(connection)) and (problem := gate.why_not(connection, user)):
         composer.add_error(None, problem)
     if rows and (waiting := waiting_tools(conversation, rows)):
         composer.add_error(None, waiting)
@@ -163,7 +185,13 @@ def prepare_send(user, conversation_id: int | None, fields, files=(), launch=Non
     try:
         # A new conversation is saved in the turn's own transaction: a failure leaves neither behind.
         turn = services.prepare_turn(
-            conversation, content, attachments=uploads, launch=launch, rows=rows, values=values
+            conversation,
+            content,
+            attachments=uploads,
+            launch=launch,
+            rows=rows,
+            values=values,
+            written=cache.written if cache is not None else None,
         )
     except gate.Refused as refusal:  # the gate's own check, under its lock (budgets, slots): nothing was saved
         if conversation_id is None:
@@ -177,15 +205,23 @@ def prepare_send(user, conversation_id: int | None, fields, files=(), launch=Non
 
 
 async def send(
-    user, conversation_id: int | None, fields, files=(), *, on_sent: OnSent = None, tab: Tab | None = None
+    user,
+    conversation_id: int | None,
+    fields,
+    files=(),
+    *,
+    on_sent: OnSent = None,
+    tab: Tab | None = None,
+    cache: SendCache | None = None,
 ) -> Outcome:
     """A new turn from the composer (`fields`: the message and the panel's fields; `files`: its attachments).
-    `tab`: the socket that asked, which gets the answer's first deltas before its rows are written."""
+    `tab`: the socket that asked, which gets the answer's first deltas before its rows are written; `cache`: what
+    its earlier sends read."""
     if problem := await _live_problem():
         return failed(problem, UNAVAILABLE)
     launch = services.launcher(asyncio.get_running_loop(), tab=tab)
     try:
-        outcome = await sync_to_async(prepare_send)(user, conversation_id, fields, files, launch)
+        outcome = await sync_to_async(prepare_send)(user, conversation_id, fields, files, launch, cache)
     except DatabaseError:
         return failed("database_unavailable", UNAVAILABLE)
     return await _start(outcome, on_sent)

@@ -8,10 +8,11 @@ import asyncio
 from channels.db import database_sync_to_async
 
 from playground.chat import actions, commands, services
-from playground.chat.models import Conversation, Message
+from playground.chat.models import Message
 from playground.chat.relay import fanout
 from playground.chat.relay.fanout import LocalFollower
 from playground.chat.replay import Replay
+from playground.chat.send_cache import SendCache
 from playground.lib.frames import FrameConsumer
 from playground.lib.sockets import AccountSockets
 
@@ -30,7 +31,9 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
             await self.accept()
             await self.close(code=4403)
             return
-        if not await self._owns(user):
+        # What this socket's sends reuse (send_cache.py), read now: the ownership check and the first send's reads.
+        self.sends = SendCache(user, self.conversation_id)
+        if await database_sync_to_async(self.sends.conversation)() is None:
             await self.accept()
             await self.close(code=4404)
             return
@@ -122,10 +125,6 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
         )
 
     # -- database helpers
-
-    @database_sync_to_async
-    def _owns(self, user) -> bool:
-        return Conversation.objects.filter(pk=self.conversation_id, owner=user).exists()
 
     @database_sync_to_async
     def load_message(self, message_id: int) -> Message | None:

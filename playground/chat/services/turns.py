@@ -77,6 +77,7 @@ def prepare_turn(
     kept: list[Attachment] = (),
     rows: list[Message] | None = None,
     values: dict | None = None,
+    written=None,
 ) -> Turn:
     """Save the user message (when given) and the assistant placeholder, and build the request (sync code).
 
@@ -88,7 +89,8 @@ def prepare_turn(
     until the generation knows its message. `tool_results` ((call id, text) pairs) are saved as tool messages
     before the placeholder: the turn continues after the answer that called the tools. `rows` are the
     conversation's history_rows when the caller has just read them (the send's validation does); `values` the
-    request values of the parameters the caller has just parsed (else the stored ones are checked).
+    request values of the parameters the caller has just parsed (else the stored ones are checked); `written`
+    is called with the conversation inside the transaction of the rows, once they are written.
     """
     connection = connection_for(conversation)
     model = selected_model(conversation)
@@ -129,6 +131,8 @@ def prepare_turn(
             user_message, assistant = _write_turn(
                 conversation, content, parent, children, attachments, stored, kept, results, model, request
             )
+            if written is not None:
+                written(conversation)
     except BaseException:
         if generation is not None:
             generation.abort_threadsafe()  # which releases the ticket
