@@ -22,6 +22,7 @@ from django.template.loader import render_to_string
 
 from playground.chat import branches, commands
 from playground.chat.commands import FAILED, INVALID, SENT, Outcome
+from playground.chat.relay.fanout import Tab
 from playground.connections import gate
 
 ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -36,6 +37,12 @@ class Context:
     user: object
     conversation_id: int
     reply: Reply  # sends a frame to the tab (the action's id is added)
+    socket: object = None  # the consumer (a fanout.LocalFollower) the frame came on, when there is one
+    id: str = ""  # the tab's id for the action
+
+    def tab(self) -> Tab | None:
+        """The asking socket as the target of its turn's first deltas (relay/fanout.py)."""
+        return Tab(self.socket, self.id) if self.socket is not None else None
 
 
 ACTIONS: dict[str, Callable[[Context, dict], Awaitable[None]]] = {}
@@ -55,7 +62,7 @@ def name_of(frame: dict) -> str | None:
     return name if isinstance(name, str) and name in ACTIONS else None
 
 
-async def run(user, conversation_id: int, frame: dict, send: Reply) -> None:
+async def run(user, conversation_id: int, frame: dict, send: Reply, socket=None) -> None:
     name = name_of(frame)
     client_id = frame.get("id")
     if name is None:
@@ -68,7 +75,7 @@ async def run(user, conversation_id: int, frame: dict, send: Reply) -> None:
         await send({**message, "id": client_id})
 
     try:
-        await ACTIONS[name](Context(user, conversation_id, reply), frame)
+        await ACTIONS[name](Context(user, conversation_id, reply, socket, client_id), frame)
     except gate.Refused as refusal:  # every action that reaches a provider opens the gate: nothing was sent
         await reply({"type": "refused", "error": refusal.message})
     except DatabaseError:
@@ -103,8 +110,10 @@ def _prepare_send(ctx: Context, fields: QueryDict, launch) -> Outcome:
 @action("send")
 async def send(ctx: Context, frame: dict) -> None:
     """A new turn from the composer: the upstream call starts, then the rows are written, then the tab hears
-    `sent` (the question and the answer's placeholder) before any delta of it. `early`: the upstream call started
-    before any row was written (always, since every send starts it there)."""
+    `sent` (the question and the answer's placeholder). Deltas that arrive before the rows are written come to
+    this tab at once, named by the frame's id (`action`) until the message id is known; the page holds them
+    until `sent`. `early`: the upstream call started before any row was written (always, since every send
+    starts it there)."""
     fields = form_fields(frame)
     if fields is None:
         await ctx.reply({"type": "invalid", "errors": ["Fields: each value must be text or a list of texts."]})
@@ -115,7 +124,8 @@ async def send(ctx: Context, frame: dict) -> None:
         frame = {"type": "sent", "message_id": turn.assistant.pk, "conversation": ctx.conversation_id}
         await ctx.reply({**frame, "html": outcome.html, "early": turn.generation is not None})
 
-    outcome = await commands.send(ctx.user, ctx.conversation_id, fields, on_sent=sent)
+    cache = getattr(ctx.socket, "sends", None)  # what the socket's earlier sends read (send_cache.py)
+    outcome = await commands.send(ctx.user, ctx.conversation_id, fields, on_sent=sent, tab=ctx.tab(), cache=cache)
     if outcome.kind != SENT:
         await ctx.reply(refusal(outcome))
 
@@ -130,7 +140,7 @@ async def retry(ctx: Context, frame: dict) -> None:
             {"type": "sent", "message_id": turn.assistant.pk, "replaces": turn.replaces.pk, "html": outcome.html}
         )
 
-    outcome = await commands.retry(ctx.user, ctx.conversation_id, frame.get("message_id"), on_sent=sent)
+    outcome = await commands.retry(ctx.user, ctx.conversation_id, frame.get("message_id"), on_sent=sent, tab=ctx.tab())
     if outcome.kind != SENT:
         await ctx.reply(refusal(outcome))
 

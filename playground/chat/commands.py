@@ -22,7 +22,9 @@ from playground.chat.composing import uploads_of, waiting_tools
 from playground.chat.forms import ComposerForm
 from playground.chat.models import Conversation, Message
 from playground.chat.panel import PanelProblems, apply_panel
+from playground.chat.relay.fanout import Tab
 from playground.chat.relay.limits import TooBusy
+from playground.chat.send_cache import SendCache
 from playground.chat.services import branches as operations
 from playground.chat.services import compare as comparisons
 from playground.connections import gate
@@ -100,7 +102,8 @@ async def _live_problem() -> str | None:
 
 
 async def _start(outcome: Outcome, on_sent: OnSent) -> Outcome:
-    """The generations of a sent outcome go live; `on_sent` first (a tab hears `sent` before any delta)."""
+    """The generations of a sent outcome go live; `on_sent` first (the tab hears `sent` before the start; the
+    deltas that came to it before, named by its ask's id, wait in the page for that reply)."""
     if outcome.sent:
         if on_sent is not None:
             await on_sent(outcome)
@@ -129,17 +132,38 @@ def errors_of(composer: ComposerForm, panel: PanelProblems | None) -> list[str]:
     return errors
 
 
-def prepare_send(user, conversation_id: int | None, fields, files=(), launch=None) -> Outcome:
+def prepare_send(
+    user, conversation_id: int | None, fields, files=(), launch=None, cache: SendCache | None = None
+) -> Outcome:
     """Everything synchronous of a send, in one thread hop. `conversation_id` None: the start page's first
-    message, which saves the conversation with it (a failure leaves neither behind)."""
+    message, which saves the conversation with it (a failure leaves neither behind). `cache`: what the earlier
+    sends of the same socket read (send_cache.py)."""
+    rows = []
+    try:
+        outcome = _prepare_send(user, conversation_id, fields, files, launch, cache, rows)
+    except BaseException:
+        if cache is not None:
+            cache.forget()
+        raise
+    if cache is not None:
+        cache.sent(outcome, rows)
+    return outcome
+
+
+def _prepare_send(user, conversation_id, fields, files, launch, cache, rows: list) -> Outcome:
     if conversation_id is None:
-        conversation, rows = Conversation(owner=user), []
+        conversation = Conversation(owner=user)
     else:
-        conversation = Conversation.objects.for_user(user).select_related("connection").filter(pk=conversation_id)
-        conversation = conversation.first()
+        if cache is not None:
+            conversation = cache.conversation()
+        else:
+            conversation = Conversation.objects.for_user(user).select_related("connection").filter(pk=conversation_id)
+            conversation = conversation.first()
         if conversation is None:
             return refused("No such conversation.", 404)
-        rows = services.history_rows(conversation)  # one query for the waiting tool calls and the request
+        rows += services.history_rows(conversation)  # one query for the waiting tool calls and the request
+        if cache is not None:
+            cache.known_attachments(rows)
     composer = ComposerForm(fields)
     panel, values = apply_panel(user, fields, conversation)
     if panel is not None and not panel.blocking:
@@ -149,7 +173,7 @@ def prepare_send(user, conversation_id: int | None, fields, files=(), launch=Non
         composer.add_error(None, problem)
     elif (connection := services.connection_for(conversation)) is None:
         composer.add_error(None, NO_CONNECTION)
-    elif problem := gate.why_not(connection, user):
+    elif not (cache and cache.admits(connection)) and (problem := gate.why_not(connection, user)):
         composer.add_error(None, problem)
     if rows and (waiting := waiting_tools(conversation, rows)):
         composer.add_error(None, waiting)
@@ -161,7 +185,13 @@ def prepare_send(user, conversation_id: int | None, fields, files=(), launch=Non
     try:
         # A new conversation is saved in the turn's own transaction: a failure leaves neither behind.
         turn = services.prepare_turn(
-            conversation, content, attachments=uploads, launch=launch, rows=rows, values=values
+            conversation,
+            content,
+            attachments=uploads,
+            launch=launch,
+            rows=rows,
+            values=values,
+            written=cache.written if cache is not None else None,
         )
     except gate.Refused as refusal:  # the gate's own check, under its lock (budgets, slots): nothing was saved
         if conversation_id is None:
@@ -174,13 +204,24 @@ def prepare_send(user, conversation_id: int | None, fields, files=(), launch=Non
     return Outcome(SENT, conversation=conversation, turns=[turn], html=html)
 
 
-async def send(user, conversation_id: int | None, fields, files=(), *, on_sent: OnSent = None) -> Outcome:
-    """A new turn from the composer (`fields`: the message and the panel's fields; `files`: its attachments)."""
+async def send(
+    user,
+    conversation_id: int | None,
+    fields,
+    files=(),
+    *,
+    on_sent: OnSent = None,
+    tab: Tab | None = None,
+    cache: SendCache | None = None,
+) -> Outcome:
+    """A new turn from the composer (`fields`: the message and the panel's fields; `files`: its attachments).
+    `tab`: the socket that asked, which gets the answer's first deltas before its rows are written; `cache`: what
+    its earlier sends read."""
     if problem := await _live_problem():
         return failed(problem, UNAVAILABLE)
-    launch = services.launcher(asyncio.get_running_loop())
+    launch = services.launcher(asyncio.get_running_loop(), tab=tab)
     try:
-        outcome = await sync_to_async(prepare_send)(user, conversation_id, fields, files, launch)
+        outcome = await sync_to_async(prepare_send)(user, conversation_id, fields, files, launch, cache)
     except DatabaseError:
         return failed("database_unavailable", UNAVAILABLE)
     return await _start(outcome, on_sent)
@@ -214,12 +255,12 @@ def prepare_retry(user, conversation_id: int, message_id, launch=None) -> Outcom
     return Outcome(SENT, conversation=message.conversation, turns=[turn], message=message, html=html)
 
 
-async def retry(user, conversation_id: int, message_id, *, on_sent: OnSent = None) -> Outcome:
+async def retry(user, conversation_id: int, message_id, *, on_sent: OnSent = None, tab: Tab | None = None) -> Outcome:
     """Regenerate an answer. The old one stays until the new one is complete (then the done event names it as
-    `replaced`); `html` holds both articles, which replace the old one in the page."""
+    `replaced`); `html` holds both articles, which replace the old one in the page. `tab`: as for send."""
     if problem := await _live_problem():
         return failed(problem)
-    launch = services.launcher(asyncio.get_running_loop())
+    launch = services.launcher(asyncio.get_running_loop(), tab=tab)
     try:
         outcome = await sync_to_async(prepare_retry)(user, conversation_id, message_id, launch)
     except DatabaseError:

@@ -8,10 +8,11 @@ import asyncio
 from channels.db import database_sync_to_async
 
 from playground.chat import actions, commands, services
-from playground.chat.models import Conversation, Message
+from playground.chat.models import Message
 from playground.chat.relay import fanout
 from playground.chat.relay.fanout import LocalFollower
 from playground.chat.replay import Replay
+from playground.chat.send_cache import SendCache
 from playground.lib.frames import FrameConsumer
 from playground.lib.sockets import AccountSockets
 
@@ -30,7 +31,9 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
             await self.accept()
             await self.close(code=4403)
             return
-        if not await self._owns(user):
+        # What this socket's sends reuse (send_cache.py), read now: the ownership check and the first send's reads.
+        self.sends = SendCache(user, self.conversation_id)
+        if await database_sync_to_async(self.sends.conversation)() is None:
             await self.accept()
             await self.close(code=4404)
             return
@@ -54,7 +57,7 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
         if not self.group:
             return
         if actions.name_of(content):
-            await actions.run(self.scope["user"], self.conversation_id, content, self.send_json)
+            await actions.run(self.scope["user"], self.conversation_id, content, self.send_json, self)
             return
         if content.get("type") == "ping":  # the page's heartbeat (stream.js): a silent socket is a dead one
             await self.send_json({"type": "pong"})
@@ -89,6 +92,13 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
         self.last_seq.setdefault(event["message_id"], 0)
         await self.send_json({**event, "type": "start"})
 
+    async def chat_early(self, event):
+        # A delta of a turn this socket asked for, before the turn's start (relay/fanout.Tab): the deltas that
+        # follow the start take the group's way and go on from its seq.
+        if event["message_id"] is not None:
+            self.last_seq[event["message_id"]] = event["seq"]
+        await self.send_json({**event, "type": "delta"})
+
     async def chat_thread(self, event):
         # The thread changed shape (a branch switched, a message inserted...): the tab fetches its path again.
         await self.send_json({"type": "thread", "origin": event.get("origin", "")})
@@ -115,10 +125,6 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
         )
 
     # -- database helpers
-
-    @database_sync_to_async
-    def _owns(self, user) -> bool:
-        return Conversation.objects.filter(pk=self.conversation_id, owner=user).exists()
 
     @database_sync_to_async
     def load_message(self, message_id: int) -> Message | None:

@@ -73,3 +73,71 @@ def test_every_word_is_live_before_the_final_render_even_when_the_first_delta_pa
     final = answer.locator(".message-body").inner_text()
     # Every word was on screen before the final render: none of the first delta's went missing, nor the last ones.
     assert order["liveText"] and words(order["liveText"]) == words(final)
+
+
+# The first delta after the reply of a send is turned into one that comes before it, as the server sends a delta
+# ready before the rows are written: named by the send frame's id, without a message id. Each change of the thread
+# is noted with the number of the frame that paints it.
+EARLY = """
+(function () {
+  var native = window.requestAnimationFrame.bind(window);
+  var frame = 0, rendering = false, channel = new MessageChannel();
+  channel.port1.onmessage = function () { rendering = false; };
+  (function tick() { native(function () { frame += 1; rendering = true; channel.port2.postMessage(0); tick(); }); })();
+  // A change made while a frame's callbacks run is painted by that frame; any other by the next one.
+  function paintedBy() { return rendering ? frame : frame + 1; }
+  var seen = window.__early = { sendId: null, rewritten: false, placeholder: null, text: null };
+  var Native = window.WebSocket;
+  function Early(url, protocols) {
+    var ws = protocols === undefined ? new Native(url) : new Native(url, protocols);
+    var handler = null, held = null, send = ws.send.bind(ws);
+    Object.defineProperty(ws, "onmessage", { get: function () { return handler; }, set: function (fn) { handler = fn; } });
+    ws.send = function (data) {
+      var frame = JSON.parse(data);
+      if (frame.action === "send") seen.sendId = frame.id;
+      return send(data);
+    };
+    ws.addEventListener("message", function (event) {
+      if (!handler) return;
+      var data = JSON.parse(event.data);
+      if (data.type === "sent" && data.id === seen.sendId && !seen.rewritten) { held = event; return; }
+      if (held && data.type === "delta") {
+        var early = Object.assign({}, data, { message_id: null, action: seen.sendId });
+        handler.call(ws, { data: JSON.stringify(early) });
+        seen.rewritten = true;
+        var reply = held;
+        held = null;
+        handler.call(ws, reply);
+        return;
+      }
+      handler.call(ws, event);
+    });
+    return ws;
+  }
+  Early.prototype = Native.prototype;
+  ["CONNECTING", "OPEN", "CLOSING", "CLOSED"].forEach(function (k) { Early[k] = Native[k]; });
+  window.WebSocket = Early;
+  document.addEventListener("DOMContentLoaded", function () {
+    var known = new Set(Array.from(document.querySelectorAll('article[data-role="assistant"]')).map(function (a) { return a.id; }));
+    new MutationObserver(function () {
+      var answer = Array.from(document.querySelectorAll('article[data-role="assistant"]')).filter(function (a) { return !known.has(a.id); })[0];
+      if (!answer) return;
+      if (seen.placeholder === null) seen.placeholder = paintedBy();
+      var body = answer.querySelector(".message-body");
+      if (seen.text === null && body && body.textContent.trim()) seen.text = paintedBy();
+    }).observe(document.getElementById("thread"), { childList: true, subtree: true, characterData: true });
+  });
+})();
+"""
+
+
+def test_a_delta_that_comes_before_the_placeholder_is_painted_with_it(alice_page, open_chat):
+    alice_page.add_init_script(EARLY)
+    page = open_chat("local/chat")
+    page.get_by_role("textbox", name="Message").fill("write 300 words about rivers")
+    page.get_by_role("button", name="Send").click()
+    answer = page.locator('article[data-role="assistant"]').last
+    expect(answer).to_have_attribute("data-status", "complete", timeout=20_000)
+    seen = page.evaluate("window.__early")
+    assert seen["rewritten"], "no delta was turned into an early one: nothing was tested"
+    assert seen["placeholder"] is not None and seen["text"] == seen["placeholder"], seen

@@ -22,6 +22,8 @@ from playground.batches.models import Batch
 from playground.catalog.services import refresh_models
 from playground.chat import actions
 from playground.chat.models import Conversation, Message
+from playground.chat.relay import fanout
+from playground.chat.send_cache import SendCache
 from playground.connections import gate
 from playground.connections.models import Connection, Lease
 from playground.evaluate import services as evaluations
@@ -574,3 +576,47 @@ async def test_a_spent_team_budget_refuses_every_member(setup, team, alice, bob,
     assert refused.value.reason == "team_budget" and "(100 of 100 tokens this month, all members" in str(refused.value)
     assert "the owner of Research can raise it" in refused.value.message
     assert await team.audit.filter(action="team_budget").aexists()
+
+
+class Socket(fanout.LocalFollower):
+    """A chat socket as the send action sees it: the sends' cache (send_cache.py) and an inbox for early deltas."""
+
+    def __init__(self, user, conversation_id):
+        self.sends = SendCache(user, conversation_id)
+
+    async def chat_early(self, event):
+        pass
+
+
+async def test_a_socket_that_sent_through_the_gate_is_refused_once_the_gate_would_refuse(
+    setup, team, bob, fake_openai, monkeypatch
+):
+    """The socket's second send skips the gate's pre-check (its first one passed), never the gate's own check."""
+    scene = await sync_to_async(_fresh)(setup, team, bob, bob, "allowed")
+    socket = Socket(bob, scene.conversation.pk)
+    prechecks = []
+    why_not = gate.why_not
+    monkeypatch.setattr(gate, "why_not", lambda *args: prechecks.append(args) or why_not(*args))
+
+    async def send() -> dict:
+        replies = []
+
+        async def reply(frame):
+            replies.append(frame)
+
+        fake_openai.state.requests.clear()
+        await actions.run(bob, scene.conversation.pk, {"action": "send", "id": "c1", "content": "Hi."}, reply, socket)
+        await settle_all()
+        return next(r for r in replies if r.get("id") == "c1")
+
+    assert (await send())["type"] == "sent" and fake_openai.state.requests
+    for state in STATES:
+        await sync_to_async(condition)(state, team, bob, setup)
+        prechecks.clear()
+        reply = await send()
+        assert prechecks == [], "the pre-check ran: the cached answer was not tested"
+        assert fake_openai.state.requests == [], f"the cached socket sent with the requester {state}"
+        assert reply["type"] == "invalid" and reply["errors"], reply
+        await sync_to_async(condition)("allowed", team, bob, setup)
+        assert (await send())["type"] == "sent"
+    assert await Lease.objects.acount() == 0

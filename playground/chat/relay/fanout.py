@@ -6,6 +6,9 @@ group. `publish` hands the event to the local sockets first (each socket's own i
 no thread hop) and then to the channel layer, stamped with this process's id; a local socket drops what comes
 back to it that way (`LocalFollower.dispatch`). With the in-memory layer (one process), the layer is skipped when
 every member of the group is local. Order holds for each socket: every event of a group takes the same path to it.
+
+The socket that asked for a turn is also its `Tab`: until the turn is announced to every socket, the generation
+hands its deltas to that one alone, in memory, without waiting for the turn's rows (see relay/generation.py).
 """
 
 import asyncio
@@ -50,17 +53,38 @@ def _all_local(layer, group: str, local: list) -> bool:
     return all(channel in names for channel in groups.get(group, ()))
 
 
-async def publish(layer, group: str, event: dict) -> None:
-    """Deliver `event` to every socket of `group`: queued for each local socket at once (none waits for
-    another, a slow one delays nobody), then to the channel layer, whose failure is raised."""
+async def publish(layer, group: str, event: dict, skip=None) -> None:
+    """Deliver `event` to every socket of `group` (but `skip`, a local one): queued for each local socket at once
+    (none waits for another, a slow one delays nobody), then to the channel layer, whose failure is raised."""
     local = followers(group)
     for consumer in local:
-        consumer.hand(event)
+        if consumer is not skip:
+            consumer.hand(event)
     if _all_local(layer, group, local):
         return
     if local:
         event = {**event, "origin": PROCESS}
     await layer.group_send(group, event)
+
+
+class Tab:
+    """The socket that asked for a turn, and its id for the ask (`action`): the generation's deltas before the
+    turn is announced go to it alone, as `chat.early` events in its inbox (after any event handed to it before).
+    They carry the message id once the rows are written (None before); the tab puts them in the placeholder
+    that the ask's `sent` reply brings. A socket that closed meanwhile gets nothing."""
+
+    def __init__(self, consumer: "LocalFollower", action: str):
+        self._consumer = weakref.ref(consumer)
+        self.action = action
+
+    @property
+    def consumer(self) -> "LocalFollower | None":
+        return self._consumer()
+
+    def hand(self, event: dict) -> None:
+        consumer = self.consumer
+        if consumer is not None:
+            consumer.hand({**event, "type": "chat.early", "action": self.action})
 
 
 class LocalFollower:
@@ -72,8 +96,11 @@ class LocalFollower:
 
     _inbox: deque | None = None
     _draining: asyncio.Task | None = None
+    _left = False  # stopped following: its socket is closing
 
     def hand(self, event: dict) -> None:
+        if self._left:
+            return
         if self._inbox is None:
             self._inbox = deque()
         self._inbox.append(event)
@@ -90,6 +117,7 @@ class LocalFollower:
                 log.exception("Could not hand %s over to a socket of this process", event.get("type"))
 
     def stop_following(self, group: str) -> None:
+        self._left = True
         unfollow(group, self)
         if self._draining is not None:
             self._draining.cancel()

@@ -1,9 +1,12 @@
 """The Generation relay: one answer streamed from the upstream in a task of the server process that started it.
 
 It numbers each delta, publishes coalesced deltas to the channel-layer group `conversation.<pk>` and flushes
-what arrived to the database every second. With a channel layer shared by several processes it also listens on
-its own channel, reachable through the group `generation.<message pk>`, so any websocket on any process can ask it
-for a snapshot or tell it to stop.
+what arrived to the database every second. Until its turn is announced (the rows written, the placeholder sent),
+a generation started by a socket's ask hands its deltas to that socket alone (`tab`, fanout.Tab): the first
+words need not wait for the rows. The other tabs get them after the start, in one delta (`announce`).
+
+With a channel layer shared by several processes it also listens on its own channel, reachable through the group
+`generation.<message pk>`, so any websocket on any process can ask it for a snapshot or tell it to stop.
 """
 
 import asyncio
@@ -58,7 +61,14 @@ def running(message_id: int) -> "Generation | None":
 
 class Generation(AnswerRows, ControlChannel):
     def __init__(
-        self, endpoint: Endpoint, body: dict, *, headers: dict | None = None, loop=None, limits: Limits | None = None
+        self,
+        endpoint: Endpoint,
+        body: dict,
+        *,
+        headers: dict | None = None,
+        loop=None,
+        limits: Limits | None = None,
+        tab: fanout.Tab | None = None,
     ):
         # Known once the assistant row exists (bind); the upstream call may start before.
         self.message_id: int | None = None
@@ -75,6 +85,7 @@ class Generation(AnswerRows, ControlChannel):
         self.replaces: int | None = None  # a retried answer, deleted once this one is complete
         self.live_lost = False  # a publish failed: some tab may have missed deltas
         self.limits = limits or Limits()
+        self.tab = tab  # the socket that asked: it gets the deltas before the announcement
 
         self.seq = 0
         self.content: list[str] = []
@@ -97,6 +108,7 @@ class Generation(AnswerRows, ControlChannel):
         self._closing = False
         # Set once the placeholder was announced to the tabs (start_turn): no delta or end may overtake it.
         self.announced = asyncio.Event()
+        self._catch_up = False  # announced after deltas went to the tab alone: the other tabs get them in one
         self.published_seq = 0
         self.renderer = BlockRenderer()
         self.blocks: list[str] = []
@@ -132,6 +144,14 @@ class Generation(AnswerRows, ControlChannel):
         self.task.cancel()
         # A task cancelled before its first step runs none of its code: its lease is given back here.
         detached.spawn(self._release_ticket(), name="release-lease")
+
+    def announce(self) -> None:
+        """The placeholder went to every tab (start_turn): the deltas go to them all from now on, the first of
+        them carrying, for the other tabs, what the asking tab got alone."""
+        self._catch_up = self.tab is not None and self.published_seq > 0
+        self.announced.set()
+        if self._catch_up:
+            self._wake.set()
 
     # -- control
 
@@ -275,7 +295,27 @@ class Generation(AnswerRows, ControlChannel):
 
     # -- publishing
 
+    def _caught_up(self) -> dict:
+        """Everything published so far as one delta (for the tabs that heard the start after the asking one got
+        the first deltas alone); the asking tab, which has them, is skipped."""
+        event = {
+            "type": "chat.delta",
+            "message_id": self.message_id,
+            "seq": self.published_seq,
+            "blocks": list(self.blocks),
+            "tail": self.tail,
+            "reasoning": "".join(self.published_reasoning),
+            "text": "".join(self.published_content),
+        }
+        if self.published_extra:
+            event["choices"] = {str(index): "".join(parts) for index, parts in self.published_extra.items()}
+        return event
+
     async def _publish(self, layer) -> None:
+        if self._catch_up and self.announced.is_set():
+            self._catch_up = False
+            group = conversation_group(self.conversation_id)
+            await fanout.publish(layer, group, self._caught_up(), skip=self.tab.consumer)
         if not (self._pending_text or self._pending_reasoning or self._pending_extra):
             return
         # Everything up to the await happens at once, so a snapshot always matches what was published.
@@ -307,7 +347,10 @@ class Generation(AnswerRows, ControlChannel):
             event["choices"] = extra  # choice index -> text appended (n > 1)
         if self._timing:
             event["t"], self._pending_since = self._pending_since, None
-        await fanout.publish(layer, conversation_group(self.conversation_id), event)
+        if self.tab is not None and not self.announced.is_set():
+            self.tab.hand(event)  # message_id None until bound: the tab knows the answer by its ask's id
+        else:
+            await fanout.publish(layer, conversation_group(self.conversation_id), event)
 
     async def _await_announcement(self) -> None:
         # Bounded: a generation started without start_turn (or whose announcement failed) still publishes.
@@ -317,7 +360,9 @@ class Generation(AnswerRows, ControlChannel):
     async def _publish_loop(self, layer) -> None:
         # The first delta after a pause goes out at once; the ones that follow within a frame are merged.
         # It is never cancelled mid-send (a delta would be lost): run() sets _closing and waits for it to end.
-        await self._await_announcement()
+        # With a tab it starts with the upstream call (its deltas go to the tab until the announcement).
+        if self.tab is None:
+            await self._await_announcement()
         while not self._closing:
             await self._wake.wait()
             self._wake.clear()
@@ -367,21 +412,27 @@ class Generation(AnswerRows, ControlChannel):
     async def run(self) -> None:
         # The upstream call first; the rest needs the message, which the caller is saving meanwhile.
         self.work = asyncio.create_task(self._call())
+        layer = get_channel_layer()
+        publisher = asyncio.create_task(self._publish_loop(layer)) if self.tab is not None else None
         try:
             await self._bound
         except asyncio.CancelledError:
-            self.work.cancel()
-            with suppress(BaseException):
-                await self.work
+            for task in (self.work, publisher):
+                if task is not None:
+                    task.cancel()  # the publisher only hands to the tab before the announcement: nothing is cut
+                    with suppress(BaseException):
+                        await task
             await asyncio.shield(self._release_ticket())  # dropped before its row existed: nothing is filed
             raise
         status, error = Message.COMPLETE, None
-        layer = get_channel_layer()
         channel, listener, helpers = None, None, []
         try:
             helpers.append(asyncio.create_task(self._flush_loop()))
+            if publisher is not None:
+                helpers.append(publisher)
             channel, listener = await self._join(layer)
-            helpers.append(asyncio.create_task(self._publish_loop(layer)))
+            if publisher is None:
+                helpers.append(asyncio.create_task(self._publish_loop(layer)))
             await self.work
         except asyncio.CancelledError:
             # Cancelled from outside (the process is shutting down) rather than by Stop: keep it as interrupted.

@@ -42,11 +42,12 @@ class Turn:
     limits: "Limits | None" = None
 
 
-def launcher(loop: asyncio.AbstractEventLoop, headers: dict | None = None):
-    """For prepare_turn (which runs in a thread): start a generation on `loop` at once, bound to its row later."""
+def launcher(loop: asyncio.AbstractEventLoop, headers: dict | None = None, tab: fanout.Tab | None = None):
+    """For prepare_turn (which runs in a thread): start a generation on `loop` at once, bound to its row later
+    (`tab`: the socket that asked, which gets its deltas until the turn is announced)."""
 
     def launch(endpoint: Endpoint, body: dict, limits: "Limits | None" = None) -> Generation:
-        generation = Generation(endpoint, body, headers=headers, loop=loop, limits=limits)
+        generation = Generation(endpoint, body, headers=headers, loop=loop, limits=limits, tab=tab)
         loop.call_soon_threadsafe(generation.begin)
         return generation
 
@@ -76,6 +77,7 @@ def prepare_turn(
     kept: list[Attachment] = (),
     rows: list[Message] | None = None,
     values: dict | None = None,
+    written=None,
 ) -> Turn:
     """Save the user message (when given) and the assistant placeholder, and build the request (sync code).
 
@@ -87,7 +89,8 @@ def prepare_turn(
     until the generation knows its message. `tool_results` ((call id, text) pairs) are saved as tool messages
     before the placeholder: the turn continues after the answer that called the tools. `rows` are the
     conversation's history_rows when the caller has just read them (the send's validation does); `values` the
-    request values of the parameters the caller has just parsed (else the stored ones are checked).
+    request values of the parameters the caller has just parsed (else the stored ones are checked); `written`
+    is called with the conversation inside the transaction of the rows, once they are written.
     """
     connection = connection_for(conversation)
     model = selected_model(conversation)
@@ -128,6 +131,8 @@ def prepare_turn(
             user_message, assistant = _write_turn(
                 conversation, content, parent, children, attachments, stored, kept, results, model, request
             )
+            if written is not None:
+                written(conversation)
     except BaseException:
         if generation is not None:
             generation.abort_threadsafe()  # which releases the ticket
@@ -250,7 +255,8 @@ async def start_turn(turn: Turn) -> "Generation":
     """Start the generation (unless prepare_turn launched it) and announce its placeholder to the other tabs.
 
     The announcement goes after the upstream call started (rendering it costs no time to first token); the
-    generation holds its first delta until it went, so every tab hears `start` before any delta.
+    generation holds its deltas for every tab but the asking one (its `tab`) until it went, so the other tabs
+    hear `start` before any delta, and then what the asking tab got alone in one delta.
     """
     if turn.generation is None:
         turn.generation = start(
@@ -268,7 +274,7 @@ async def start_turn(turn: Turn) -> "Generation":
         # The generation runs and saves its answer regardless; other tabs see it when they reload.
         turn.generation.lost_live(exc)
     finally:
-        turn.generation.announced.set()
+        turn.generation.announce()
     return turn.generation
 
 

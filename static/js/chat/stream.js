@@ -24,7 +24,8 @@
   var frameRequested = false;
   var drawnAt = -Infinity; // when the last frame() wrote to the DOM
   var FRAME_MS = 16;
-  var early = {}; // message id -> events that came before its article (a send's first deltas may pass its reply)
+  var early = {}; // message id (or "a:" + action id) -> events that came before its article
+  var askedFor = {}; // action id -> the message id its `sent` named (its first deltas may pass its reply)
   var socket = null;
   var backoff = 500;
   var deferredStarts = [];
@@ -254,6 +255,12 @@
 
   function receive(data) {
     if (data.type === "thread") { emit(document, "chat:thread", data); return; } // see branches.js
+    // A delta of this tab's own send or retry, before its rows were written: known by the action's id until
+    // the reply names its message (then shown in the placeholder that reply brings, in the same frame).
+    if (data.action && data.message_id == null) {
+      if (!askedFor[data.action]) { hold("a:" + data.action, data); return; }
+      data.message_id = askedFor[data.action];
+    }
     var id = String(data.message_id);
     if (data.type === "start") {
       if (posting()) deferredStarts.push(data.html);
@@ -422,8 +429,9 @@
   // ---------------------------------------------------------------- actions over the websocket
   //
   // request({action: "send", ...fields}, callback): the frame goes with an id of this tab's making; the reply
-  // carries it back. `sent` holds the new articles, shown here before any delta of them reaches this socket (so
-  // no subscription is needed); the callback gets the reply (`sent`, `invalid`, `failed`, `refused`, or `lost`
+  // carries it back. `sent` holds the new articles (so no subscription is needed); deltas of a send or retry
+  // that came before it, named by the action's id, are held and shown with them, in the same frame (receive).
+  // The callback gets the reply (`sent`, `invalid`, `failed`, `refused`, or `lost`
   // when the socket closed first). False when the socket is not open (the caller falls back to the form POST).
 
   function request(frame, callback) {
@@ -461,6 +469,8 @@
       stick = true;
       scrollToEnd();
     } else if (data.type === "sent") {
+      askedFor[data.id] = data.message_id;
+      setTimeout(function () { delete askedFor[data.id]; }, 60000);
       var state = track(String(data.message_id));
       state.ready = true;
       state.live = true;
@@ -474,6 +484,7 @@
       insertArticles(data.html);
       stick = true;
       scrollToEnd();
+      release("a:" + data.id);
       release(String(data.message_id));
     }
     callback(data);
