@@ -93,6 +93,7 @@ SHARE_KINDS = [
 
 MIDDLEWARE = [
     "playground.lib.metrics.RequestMetricsMiddleware",
+    "playground.lib.compression.HtmlGZipMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "playground.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -256,6 +257,13 @@ STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATIC_ROOT.mkdir(exist_ok=True)
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# The chat page's scripts and styles, one file each, built from static/ (playground/lib/bundles.py).
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "playground.lib.bundles.BundleFinder",
+]
+BUNDLE_ROOT = BASE_DIR / "var" / "bundles"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},

@@ -1,5 +1,5 @@
 """Every script file is loaded by a page that uses it, and only there: no file nobody loads, no extension no
-markup asks for, and the chat's behaviours only on the chat pages."""
+markup asks for, and the chat's behaviours only on the chat pages (in their bundle, playground/lib/bundles.py)."""
 
 import re
 from pathlib import Path
@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from playground.chat.models import Conversation
 from playground.connections.models import ensure_local_connection
+from playground.lib.bundles import BUNDLES
 
 STATIC = Path(settings.BASE_DIR) / "static"
 TEMPLATES = Path(settings.BASE_DIR) / "templates"
@@ -46,6 +47,11 @@ def referenced() -> set[str]:
     return names | {name for path in tags for name in STATIC_CALL.findall(path.read_text())}
 
 
+def loaded(names: set[str]) -> set[str]:
+    """The files those names bring: a bundle brings its parts."""
+    return names | {part for name in names & BUNDLES.keys() for part in BUNDLES[name]}
+
+
 def scripts_on(response) -> list[str]:
     assert response.status_code == 200
     return [src.split("/static/", 1)[1] for src in SCRIPT_SRC.findall(response.content.decode())]
@@ -54,8 +60,8 @@ def scripts_on(response) -> list[str]:
 def test_every_script_file_is_loaded_by_some_template_and_every_reference_exists():
     files = {path.relative_to(STATIC).as_posix() for path in STATIC.rglob("*.js")}
     names = referenced()
-    assert files - names - TEST_ONLY == set(), "script files no template loads"
-    missing = {name for name in names if not (STATIC / name).exists()}
+    assert files - loaded(names) - TEST_ONLY == set(), "script files no template or bundle loads"
+    missing = {name for name in loaded(names) - BUNDLES.keys() if not (STATIC / name).exists()}
     assert missing == set()
 
 
@@ -71,11 +77,13 @@ def test_the_chat_scripts_load_on_the_chat_pages_only(alice_client, alice, catal
     conversation = Conversation.objects.create(owner=alice, connection=ensure_local_connection(alice))
     for url in (reverse("chat:index"), reverse("chat:conversation", args=[conversation.pk])):
         scripts = scripts_on(alice_client.get(url))
-        assert set(scripts) >= CHAT_SCRIPTS
+        assert scripts == ["js/theme.js", "bundles/chat.js"]  # one request for every deferred script
+        parts = BUNDLES["bundles/chat.js"]
+        assert set(parts) >= CHAT_SCRIPTS
         # The renderer comes last: it announces the articles on the page to the behaviours as it starts.
-        assert scripts[-1] == "js/chat/stream.js"
+        assert parts[-1] == "js/chat/stream.js"
     for url in (reverse("connections:index"), reverse("catalog:index", args=[conversation.connection_id])):
-        scripts = scripts_on(alice_client.get(url))
+        scripts = loaded(set(scripts_on(alice_client.get(url))))
         assert not any(src.startswith("js/chat/") for src in scripts), url
         assert all(finders.find(src) for src in scripts), scripts
 

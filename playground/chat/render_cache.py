@@ -5,7 +5,8 @@ Both are bounded by the characters they hold (least recently used out first). Ma
 itself. An article is keyed by a digest of everything the template reads (every column of the row, its
 attachments, its place among its siblings, the language and the URL prefix), so an edited, switched or failed
 message is simply a new entry; streaming messages and answers with tool calls (whose cards depend on the
-messages after them) are rendered each time.
+messages after them) are rendered each time. A compare column's parameter fields (the same on every page of a
+model) are kept by the model's catalog row.
 """
 
 import hashlib
@@ -21,6 +22,7 @@ from playground.chat.models import Attachment, Message
 from playground.lib.markdown.cache import LARGEST, Lru
 
 _articles = Lru(16_000_000)
+_columns = Lru(1_000_000)
 
 
 # Articles are rendered with this in place of the request's CSRF token, which is put in on the way out.
@@ -53,4 +55,17 @@ def article(message: Message, csrf_token=None) -> SafeString:
             _articles.put(key, html)
     # What {% csrf_token %} gives for this request's token (nothing without one).
     html = html.replace(_CSRF_INPUT, CsrfTokenNode().render({"csrf_token": csrf_token}))
+    return mark_safe(html)  # noqa: S308 - the template's own output, autoescaped when it was rendered
+
+
+def compare_params(form, model) -> SafeString:
+    """chat/_compare_params.html for a compare column's form (panel_views.compare_forms: unset, the same on every
+    page of the model), remembered by the model's catalog row, the column and the language. Four columns of a
+    dozen widgets each went through Django's form templates on every chat page (issue 24)."""
+    row = [getattr(model, name.attname) for name in model._meta.concrete_fields] if model is not None else None
+    key = hashlib.blake2b(repr([row, form.prefix, get_language()]).encode(), digest_size=16).digest()
+    html = _columns.get(key)
+    if html is None:
+        html = get_template("chat/_compare_params.html").render({"params": form})
+        _columns.put(key, html)
     return mark_safe(html)  # noqa: S308 - the template's own output, autoescaped when it was rendered

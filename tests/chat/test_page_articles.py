@@ -8,7 +8,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
-from playground.chat import branches, render_cache, services
+from playground.chat import branches, panel_views, render_cache, services
 from playground.chat.models import Attachment, Message
 
 pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
@@ -146,3 +146,16 @@ def test_a_remembered_article_is_the_html_a_fresh_render_gives(pair):
         fresh = services.render_message(message)
         assert render_cache.article(message) == fresh  # rendered, then remembered
         assert render_cache.article(message) == fresh  # from memory
+
+
+def test_the_remembered_compare_fields_are_a_fresh_render_and_follow_the_model(alice_client, pair):
+    """A compare column's parameter fields are kept per model (render_cache.compare_params)."""
+    conversation = pair[0]
+    model = services.selected_model(conversation)
+    for form in panel_views.compare_forms(model):
+        fresh = render_to_string("chat/_compare_params.html", {"params": form})
+        assert render_cache.compare_params(form, model) == render_cache.compare_params(form, model) == fresh
+    assert 'name="c2-top_k"' in page(alice_client, conversation)
+    model.top_k = False  # the catalog now says the model takes no top_k: the columns stop offering it
+    model.save()
+    assert 'name="c2-top_k"' not in page(alice_client, conversation)

@@ -4,6 +4,8 @@ import re
 
 import pytest
 
+from playground.lib.bundles import BUNDLES
+
 pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]  # a conversation on the Local connection
 
 
@@ -11,9 +13,10 @@ def test_the_chat_page_loads_no_markdown_library_or_katex_before_its_first_paint
     html = alice_client.get(f"/c/{make_conversation().pk}/").content.decode()
     scripts = re.findall(r'<script src="([^"]+)"', html)
     styles = re.findall(r'<link rel="stylesheet" href="([^"]+)"', html)
-    assert any(src.endswith("js/chat/markdown.js") for src in scripts)
+    assert "js/chat/markdown.js" in BUNDLES["bundles/chat.js"]
+    assert any(src.endswith("bundles/chat.js") for src in scripts)
     assert not [url for url in scripts + styles if "katex" in url or "markdown-it" in url or "purify" in url]
-    # markdown.js finds their addresses on its own tag.
-    tag = re.search(r"<script[^>]*js/chat/markdown\.js[^>]*>", html).group(0)
+    # markdown.js finds their addresses on the tag of the script it runs in (document.currentScript): the bundle's.
+    tag = re.search(r"<script[^>]*bundles/chat\.js[^>]*>", html).group(0)
     for name in ("data-markdown-it", "data-purify", "data-katex", "data-katex-css"):
         assert f'{name}="/static/' in tag

@@ -1,4 +1,5 @@
-"""{% article message %}: one message of the thread (chat/_message.html), remembered once finished (render_cache)."""
+"""{% article message %}: one message of the thread (chat/_message.html), remembered once finished (render_cache);
+{% compare_params form model %}: a compare column's parameter fields, remembered per model."""
 
 from django import template
 
@@ -10,6 +11,11 @@ register = template.Library()
 @register.simple_tag(takes_context=True)
 def article(context, message):
     return render_cache.article(message, context.get("csrf_token"))
+
+
+@register.simple_tag
+def compare_params(form, model):
+    return render_cache.compare_params(form, model)
 
 
 @register.simple_tag(takes_context=True)
