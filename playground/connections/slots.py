@@ -3,10 +3,10 @@
 A personal connection has no budget, so its lease is only a slot, and taking one needs no row lock: an atomic
 take-if-below-the-limit is enough. Without REDIS_URL the server is one process (the channel layer is in memory,
 so no other process could relay a stream), and the slots are a set per connection in this process. With
-REDIS_URL every process counts in one sorted set per connection in Redis: a member per lease, scored with the
-time it expires. The holder's process pushes the expiry on every heartbeat (lib/detached.py), so a lease whose
-process died stops counting once it is stale, as a lease row does; a script takes a slot in one step (drop the
-expired, count, add below the limit).
+REDIS_URL every process counts in one sorted set per connection (and database) in Redis: a member per lease,
+scored with the time it expires. The holder's process pushes the expiry on every heartbeat (lib/detached.py), so
+a lease whose process died stops counting once it is stale, as a lease row does; a script takes a slot in one
+step (drop the expired, count, add below the limit).
 
 A lease id is "<connection id>:<this process>:<n>": a string, where the database's leases are integers.
 """
@@ -16,6 +16,7 @@ import math
 import threading
 import time
 
+from django import db
 from django.conf import settings
 
 from playground.lib import detached
@@ -83,8 +84,9 @@ class Redis:
         self.script = self.client.register_script(TAKE)
 
     @staticmethod
-    def key(connection_id: int) -> str:
-        return f"pg:gate:slots:{connection_id}"
+    def key(connection_id) -> str:
+        # Named after the database too: connection ids are the database's (two test databases share one Redis).
+        return f"pg:gate:slots:{db.connection.settings_dict['NAME']}:{connection_id}"
 
     @staticmethod
     def expiry(now: float) -> float:
@@ -121,3 +123,13 @@ def counter() -> Memory | Redis:
     if _counter is None or _counter_for != url:
         _counter, _counter_for = (Redis(url) if url else Memory()), url
     return _counter
+
+
+def forget() -> None:
+    """Every slot given back at once (the tests, between two of them: a new database has no leases either)."""
+    global _counter
+    if isinstance(_counter, Redis):
+        keys = _counter.client.keys(_counter.key("*"))
+        if keys:
+            _counter.client.delete(*keys)
+    _counter = None

@@ -25,12 +25,10 @@ BACKENDS = [
 
 @pytest.fixture(params=BACKENDS)
 def counting(request, settings):
-    """The counter under test; the Redis one on this connection's keys only, emptied before and after."""
+    """The counter under test (emptied before and after each test by tests/conftest.py's fresh_slots)."""
     settings.REDIS_URL = django_settings.REDIS_URL if request.param == "redis" else ""
-    counter = slots.counter()
+    slots.counter()
     yield request.param
-    if request.param == "redis":
-        counter.client.delete(*counter.client.keys("pg:gate:slots:*") or ["-"])
 
 
 @pytest.fixture
@@ -75,14 +73,17 @@ async def test_every_end_gives_the_slot_back(counting, personal, alice):
     await settled.asettle(usage={"prompt_tokens": 3}, model="m")
     released = await gate.aopen(personal, alice, "chat")
     await released.arelease()
+    ended = [settled, released]
     with pytest.raises(UpstreamError):
-        async with gate.opened(personal, alice, "chat"):
+        async with gate.opened(personal, alice, "chat") as ticket:
+            ended.append(ticket)
             raise UpstreamError(kind="http", status=500, message="boom")
     with pytest.raises(RuntimeError):
-        async with gate.opened(personal, alice, "chat"):
+        async with gate.opened(personal, alice, "chat") as ticket:
+            ended.append(ticket)
             raise RuntimeError("the caller failed")
     assert await sync_to_async(in_use)(personal) == 0
-    assert detached.keys(gate.KIND) == []
+    assert [detached.get(gate.KIND, ticket.lease_id) for ticket in ended] == [None] * 4
     held = [await gate.aopen(personal, alice, "chat") for _ in range(3)]  # all three are free again
     for ticket in held:
         await ticket.arelease()
