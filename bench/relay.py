@@ -12,12 +12,17 @@ its first upstream chunk reached the generator. It prints a markdown table.
 - Concurrency: N conversations, N websockets, N sends at once; upstream chunks/s delivered to the websockets vs.
   N direct streams at once on the upstream, and the playground's resident memory per stream (peak minus idle,
   over N).
+- Scale-out (`--processes 2`, on PostgreSQL + Redis): the streams split between two playground processes (each
+  sent and watched on its own), and `--observers` more tabs watch the first conversations from the other process
+  than the one generating them: their relay hop crosses the Redis channel layer. RSS is the processes' sum.
 """
 
 import argparse
 import asyncio
+import html
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -26,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import httpx
@@ -54,6 +60,7 @@ session.create()
 local = Connection.objects.get(owner=user, is_local=True)
 # The upstream has its own database: the key minted at sign-up lives here only, so use the operator key.
 local.set_key("KEY")
+local.concurrency = COUNT  # the relay is measured, not the gate's slots (the default 8 would queue the streams)
 local.save()
 ids = [Conversation.objects.create(owner=user, connection=local, model_id="local/chat").pk for _ in range(COUNT)]
 print(json.dumps({"session": session.session_key, "conversations": ids}))
@@ -75,9 +82,10 @@ def pct(values, q):
 class Server:
     """The upstream (local API) and the playground, each in its own daphne process and SQLite database."""
 
-    def __init__(self, count: int):
+    def __init__(self, count: int, processes: int = 1, database_url: str = "", redis_url: str = ""):
         self.tmp = tempfile.TemporaryDirectory(prefix="relay-bench-")
         self.upstream_port, self.port = devserver.free_port(), devserver.free_port()
+        self.ports = [self.port, *(devserver.free_port() for _ in range(processes - 1))]
         self.url = f"http://127.0.0.1:{self.port}"
         self.upstream_url = f"http://127.0.0.1:{self.upstream_port}"
         base = {
@@ -93,18 +101,25 @@ class Server:
         base.pop("DJANGO_DEBUG", None)
         self.env = {
             **base,
-            "DATABASE_URL": f"sqlite:///{self.tmp.name}/bench.sqlite3",
+            "DATABASE_URL": database_url or f"sqlite:///{self.tmp.name}/bench.sqlite3",
             "PORT": str(self.port),
             "LOCAL_API_BASE_URL": f"{self.upstream_url}/local/v1",
             "DEBUG_RELAY_TIMING": "1",
+            **({"REDIS_URL": redis_url} if redis_url else {}),
         }
         upstream_env = {
             **base,
             "DATABASE_URL": f"sqlite:///{self.tmp.name}/upstream.sqlite3",
             "PORT": str(self.upstream_port),
         }
-        devserver.manage(self.env, "migrate", "-v", "0")
-        shutil.copy(f"{self.tmp.name}/bench.sqlite3", f"{self.tmp.name}/upstream.sqlite3")
+        if database_url:  # a PostgreSQL database of the bench's own: emptied (an earlier run's keys are
+            # encrypted with its temporary key: no checks until then), and the upstream migrated apart
+            devserver.manage(self.env, "migrate", "-v", "0", "--skip-checks")
+            devserver.manage(self.env, "flush", "--no-input", "--skip-checks")
+            devserver.manage(upstream_env, "migrate", "-v", "0")
+        else:
+            devserver.manage(self.env, "migrate", "-v", "0")
+            shutil.copy(f"{self.tmp.name}/bench.sqlite3", f"{self.tmp.name}/upstream.sqlite3")
         out = devserver.manage(
             self.env,
             "shell",
@@ -121,18 +136,23 @@ class Server:
         self.upstream = devserver.start_daphne(
             self.upstream_port, upstream_env, log=f"{logs}/upstream.log", backlog=1024
         )
+        self.processes = []
         try:
-            self.process = devserver.start_daphne(self.port, self.env, log=f"{logs}/playground.log", backlog=1024)
+            for i, port in enumerate(self.ports):
+                env = {**self.env, "PORT": str(port)}
+                log = f"{logs}/playground{i or ''}.log"
+                self.processes.append(devserver.start_daphne(port, env, log=log, backlog=1024))
         except RuntimeError:
-            devserver.stop(self.upstream)
+            devserver.stop(self.upstream, *self.processes)
             raise
+        self.process = self.processes[0]
 
     @property
     def cookie(self) -> str:
         return f"sessionid={self.session}; csrftoken={CSRF}"
 
     def close(self):
-        devserver.stop(self.process, self.upstream)
+        devserver.stop(*self.processes, self.upstream)
         self.tmp.cleanup()
 
 
@@ -153,10 +173,11 @@ async def send_frame(ws, content: str) -> None:
     await ws.send(json.dumps({"action": "send", "id": secrets.token_hex(6), "content": content}))
 
 
-def ws_connect(server: Server, pk: int):
+def ws_connect(server: Server, pk: int, port: int | None = None):
+    port = port or server.port
     return websockets.connect(
-        f"ws://127.0.0.1:{server.port}/ws/chat/{pk}/",
-        additional_headers={"Cookie": server.cookie, "Origin": server.url},
+        f"ws://127.0.0.1:{port}/ws/chat/{pk}/",
+        additional_headers={"Cookie": server.cookie, "Origin": f"http://127.0.0.1:{port}"},
         max_size=None,
     )
 
@@ -196,19 +217,33 @@ async def turn(ws, content: str) -> dict:
             if first is None:
                 first, received = time.perf_counter() - start, time.time()
                 stamp = event.get("t")
-        if event["type"] in ("done", "error"):
+        if event["type"] in ENDS:
             break
+    if first is None:
+        raise RuntimeError(f"the turn ended without a delta: {event['type']}: {error_words(event)}")
     timing = {"first": first, "posted": posted, "text": "".join(text)}
     if stamp is not None:
         timing["hop"], timing["to_generator"] = received - stamp, stamp - wall
     return timing
 
 
+END_WAIT = 300  # seconds a stream may take to its final event before the bench counts it as never ending
+ENDS = ("done", "error", "refused", "failed", "invalid")  # a turn's last frame (the last three: the send's reply)
+
+
+def error_words(event: dict) -> str:
+    """What a stream's error says, in words (the error card's text, or the send reply's error), for counting."""
+    if event["type"] == "done":
+        return ""
+    words = event.get("error") or "; ".join(event.get("errors") or []) or event.get("html") or ""
+    words = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", words)).split())
+    return words[:160]
+
+
 async def ttft(server: Server, runs: int, via: str = "post", upstream_ttft: float = 0) -> dict:
     """Each run is the second turn of a conversation of its own: the upstream gets the same body from the
-    playground as from the direct client (the first question, its answer, the question again). Between the two
-    the client sends the `warm` frame a tab sends when someone types, and waits 200 ms (the typing): see
-    chat/warm.py. With `--send post` the first turn is sent over the socket, the measured one by the form."""
+    playground as from the direct client (the first question, its answer, the question again), 200 ms
+    apart (the typing). With `--send post` the first turn is sent over the socket, the measured one by the form."""
     prompt = "write 20 words about rivers"
     if upstream_ttft:  # the local API's stall directive: its first token comes that much later, for both
         prompt += f" [fault:stall-{upstream_ttft / 1000:g}]"
@@ -223,8 +258,7 @@ async def ttft(server: Server, runs: int, via: str = "post", upstream_ttft: floa
             pk = server.conversations[i]
             async with ws_connect(server, pk) as ws:
                 answer = (await turn(ws, prompt))["text"]
-                await ws.send(json.dumps({"type": "warm"}))  # what the tab sends as the person types
-                await asyncio.sleep(0.2)
+                await asyncio.sleep(0.2)  # the person reads the answer and types
                 if via == "post":
                     wall, start = time.time(), time.perf_counter()
                     sent = asyncio.create_task(send(http, server, pk, prompt))
@@ -253,9 +287,16 @@ async def ttft(server: Server, runs: int, via: str = "post", upstream_ttft: floa
     return {"relayed": relayed, "direct": direct, "hop": hop, "to_generator": to_generator, "post": post}
 
 
-async def concurrency(server: Server, streams: int, via: str = "post") -> dict:
+def rss_total_kb(server: Server) -> int:
+    return sum(rss_kb(process.pid) for process in server.processes)
+
+
+async def concurrency(server: Server, streams: int, via: str = "post", observers: int = 1) -> dict:
+    """With more than one playground process, stream i is sent and watched on process i mod n, and `observers`
+    more tabs watch the first conversations from the next process (their deltas cross Redis)."""
     prompt = "write 300 words about mountains"
     limits = httpx.Limits(max_connections=streams + 10)
+    ports = server.ports
     async with (
         httpx.AsyncClient(base_url=server.url, timeout=120, limits=limits) as http,
         httpx.AsyncClient(base_url=server.upstream_url, timeout=120, limits=limits) as upstream,
@@ -267,57 +308,69 @@ async def concurrency(server: Server, streams: int, via: str = "post") -> dict:
         direct_chunks = sum(chunks for _, chunks in results)
 
         # Relayed: N websockets, N sends at once; count the upstream chunks the deltas carried (seq).
-        idle = rss_kb(server.process.pid)
+        idle = rss_total_kb(server)
         pks = server.conversations[1 : streams + 1]
-        sockets = [await ws_connect(server, pk).__aenter__() for pk in pks]
-        peak = base = rss_kb(server.process.pid)
+        sockets = [await ws_connect(server, pk, ports[i % len(ports)]).__aenter__() for i, pk in enumerate(pks)]
+        crossing = len(ports) > 1 and [
+            await ws_connect(server, pk, ports[(i + 1) % len(ports)]).__aenter__()
+            for i, pk in enumerate(pks[:observers])
+        ]
+        peak = base = rss_total_kb(server)
         done = asyncio.Event()
         hops: list[float] = []
+        cross_hops: list[float] = []
 
         async def sample():
             nonlocal peak
             while not done.is_set():
-                peak = max(peak, rss_kb(server.process.pid))
+                peak = max(peak, rss_total_kb(server))
                 await asyncio.sleep(0.05)
 
-        async def watch(ws):
+        async def watch(ws, hops=hops, who="stream"):
             messages, last_seq = 0, 0
-            while True:
-                event = json.loads(await ws.recv())
-                if event["type"] == "delta":
-                    messages += 1
-                    last_seq = event["seq"]
-                    if event.get("t") is not None:
-                        hops.append((time.time() - event["t"]) * 1000)
-                if event["type"] in ("done", "error"):
-                    return messages, event.get("seq") or last_seq, event["type"]
+            try:
+                async with asyncio.timeout(END_WAIT):
+                    while True:
+                        event = json.loads(await ws.recv())
+                        if event["type"] == "delta":
+                            messages += 1
+                            last_seq = event["seq"]
+                            if event.get("t") is not None:
+                                hops.append((time.time() - event["t"]) * 1000)
+                        if event["type"] in ENDS:
+                            return messages, event.get("seq") or last_seq, event["type"], error_words(event)
+            except TimeoutError:
+                return messages, last_seq, f"no end ({who})", f"no final event within {END_WAIT} s"
 
         sampler = asyncio.create_task(sample())
         start = time.perf_counter()
         watchers = [asyncio.create_task(watch(ws)) for ws in sockets]
+        lookers = [asyncio.create_task(watch(ws, cross_hops, "other process's tab")) for ws in crossing or []]
         if via == "post":
             await asyncio.gather(*(send(http, server, pk, prompt) for pk in pks))
         else:
             await asyncio.gather(*(send_frame(ws, prompt) for ws in sockets))
         outcomes = await asyncio.gather(*watchers)
         relay_seconds = time.perf_counter() - start
+        looked = await asyncio.gather(*lookers)
         done.set()
         await sampler
-        for ws in sockets:
+        for ws in [*sockets, *(crossing or [])]:
             await ws.close()
     return {
         "direct_chunks_per_s": direct_chunks / direct_seconds,
         "direct_seconds": direct_seconds,
-        "relay_chunks_per_s": sum(seq for _, seq, _ in outcomes) / relay_seconds,
+        "relay_chunks_per_s": sum(seq for _, seq, *_ in outcomes) / relay_seconds,
         "relay_seconds": relay_seconds,
-        "ws_messages": sum(m for m, _, _ in outcomes),
-        "upstream_chunks": sum(seq for _, seq, _ in outcomes),
-        "errors": sum(1 for *_, kind in outcomes if kind == "error"),
+        "ws_messages": sum(m for m, *_ in outcomes),
+        "upstream_chunks": sum(seq for _, seq, *_ in outcomes),
+        "errors": Counter(f"{kind}: {words}" for *_, kind, words in outcomes + looked if kind != "done"),
         "idle_rss_mb": idle / 1024,
         "connected_rss_mb": base / 1024,
         "peak_rss_mb": peak / 1024,
         "rss_per_stream_kb": (peak - idle) / streams,
         "hops": hops,
+        "cross_hops": cross_hops,
     }
 
 
@@ -378,20 +431,40 @@ def main():
     parser.add_argument(
         "--py-spy", metavar="PREFIX", help="profile the playground: PREFIX-ttft.txt, PREFIX-streams.txt"
     )
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="playground daphne processes (more than one: on PostgreSQL + Redis, RELAY_BENCH_DATABASE_URL and "
+        "RELAY_BENCH_REDIS_URL, a database and a Redis db the bench may empty)",
+    )
+    parser.add_argument("--observers", type=int, default=1, help="tabs on the other process (--processes > 1)")
     args = parser.parse_args()
-    server = Server(count=max(args.streams, args.runs + 3) + 1)
+    database_url, redis_url = (
+        os.environ.get("RELAY_BENCH_DATABASE_URL", ""),
+        os.environ.get("RELAY_BENCH_REDIS_URL", ""),
+    )
+    if args.processes > 1 and not (database_url and redis_url):
+        parser.error("--processes > 1 needs RELAY_BENCH_DATABASE_URL and RELAY_BENCH_REDIS_URL")
+    server = Server(
+        count=max(args.streams, args.runs + 3) + 1,
+        processes=args.processes,
+        database_url=database_url,
+        redis_url=redis_url,
+    )
     try:
         pid = server.process.pid
         with Profile(args.py_spy and f"{args.py_spy}-ttft.txt", pid):
             t = asyncio.run(ttft(server, args.runs, args.send, args.upstream_ttft)) if args.runs else None
         with Profile(args.py_spy and f"{args.py_spy}-streams.txt", pid):
-            c = asyncio.run(concurrency(server, args.streams, args.send)) if args.streams else None
+            c = asyncio.run(concurrency(server, args.streams, args.send, args.observers)) if args.streams else None
     finally:
         server.close()
     how = "send POST" if args.send == "post" else "send frame"
     print(
         f"\n### Chat relay ({args.runs} runs, {args.streams} concurrent streams, LOCAL_API_TOKEN_RATE=0, "
-        f"upstream first token +{args.upstream_ttft:g} ms, sent by {how})\n"
+        f"upstream first token +{args.upstream_ttft:g} ms, sent by {how}"
+        f"{f', {args.processes} playground processes on PostgreSQL + Redis' if args.processes > 1 else ''})\n"
     )
     print("| measure | through the playground | direct httpx | added |")
     print("|---|---|---|---|")
@@ -408,14 +481,19 @@ def main():
         )
         print(
             f"| websocket messages for {c['upstream_chunks']} upstream chunks | {c['ws_messages']} "
-            f"(coalesced) | — | errors: {c['errors']} |"
+            f"(coalesced) | — | errors: {sum(c['errors'].values())} |"
         )
         print(row(f"relay hop under {args.streams} streams, every delta (includes coalescing)", c["hops"]))
+        if args.processes > 1:
+            tabs = f"{args.observers} tab(s) on another process than the generation, {len(c['cross_hops'])} deltas"
+            print(row(f"the same, {tabs}", c["cross_hops"]))
         print(
             f"| playground RSS | idle {c['idle_rss_mb']:.0f} MB, {args.streams} sockets "
             f"{c['connected_rss_mb']:.0f} MB, peak {c['peak_rss_mb']:.0f} MB | — | "
             f"{c['rss_per_stream_kb']:.0f} KB per stream |"
         )
+        for words, count in c["errors"].most_common():
+            print(f"\nstreams ended by {words!r}: {count}")
 
 
 if __name__ == "__main__":

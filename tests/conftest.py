@@ -217,6 +217,17 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
+def fresh_slots():
+    """Each test starts with no personal connection's slot taken, as it starts with no lease row: a slot a test
+    left taken (a ticket it never ended) would otherwise count against a later test's connection of the same pk."""
+    from playground.connections import slots
+
+    slots.forget()
+    yield
+    slots.forget()
+
+
+@pytest.fixture(autouse=True)
 def fresh_channel_layer():
     """Each test (with its own event loop) gets its own channel layer: a Redis layer keeps per-loop receive state
     that a later loop must not inherit."""

@@ -1,13 +1,15 @@
 """The gate: the one door to a provider key. Opening a connection for a user and a purpose *is* the check.
 
-`open()` / `aopen()` decide, inside one transaction that locks the team's row (a team connection) or the
-connection's row (a personal one), whether `user` may send a request through `connection` now: the connection
-still exists, is not revoked and its key was saved for the host it now points at; the user owns it or is still a
-member of its team; the member's and the team's monthly token budgets have something left; one of the connection's
-concurrency slots is free. Only then is the key decrypted, into the Endpoint of a `Pass` that holds a `Lease` (the
-slot, and the tokens reserved against the budgets). Whoever opened it ends it once: `settle()` files the provider's
-own usage (stop, error and interruption included) in the ledger, `release()` gives the reservation back when
-nothing was spent. A lease whose process died stops counting when its heartbeat goes stale (lib/detached.py).
+`open()` / `aopen()` decide, inside one transaction that locks the team's row (a team connection), or with an
+atomic count of its slots (a personal one, slots.py: in this process, or in Redis when REDIS_URL is set), whether
+`user` may send a request through `connection` now: the connection still exists, is not revoked and its key was
+saved for the host it now points at; the user owns it or is still a member of its team; the member's and the team's
+monthly token budgets have something left; one of the connection's concurrency slots is free. Only then is the key
+decrypted, into the Endpoint of a `Pass` that holds a lease (the slot, and the tokens reserved against the
+budgets). Whoever opened it ends it once: `settle()` files the provider's own usage (stop, error and interruption
+included) in the ledger, `release()` gives the reservation back when nothing was spent. A lease whose process died
+stops counting when its heartbeat goes stale (lib/detached.py): a team's lease is a row, a personal connection's an
+entry of slots.py.
 
 The ledger (teams' UsageRecord) and the memberships stay models of the teams app; they are read here through
 `apps.get_model`, so the connections app imports nothing of teams and no feature needs to.
@@ -31,7 +33,7 @@ from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
-from playground.connections import crypto
+from playground.connections import crypto, slots
 from playground.connections.models import Connection, Lease, origin_of
 from playground.lib import detached, metrics
 from playground.upstream.client import Endpoint
@@ -182,7 +184,7 @@ def rerank_usage(meta: dict | None) -> dict:
 class Pass:
     """What an open gate hands out: the Endpoint (the only decrypted key) and the lease to end once."""
 
-    def __init__(self, endpoint: Endpoint, connection: Connection, user_id, purpose: str, lease_id: int, tokens: int):
+    def __init__(self, endpoint: Endpoint, connection: Connection, user_id, purpose: str, lease_id, tokens: int):
         self.endpoint, self.connection, self.user_id = endpoint, connection, user_id
         self.purpose, self.lease_id, self.tokens = purpose, lease_id, tokens
         self.ended = False
@@ -204,9 +206,12 @@ class Pass:
         """The request ended (however it ended): give back the reservation and file what the provider reported."""
         if not self._end():
             return
+        if self.connection.team_id is None:  # a slot only: nothing is filed for a personal connection
+            _give_back(self.lease_id)
+            return
         with transaction.atomic():
-            Lease.objects.filter(pk=self.lease_id).delete()
-            if self.connection.team_id and self.purpose in LEDGER_KINDS:
+            _give_back(self.lease_id)
+            if self.purpose in LEDGER_KINDS:
                 record(
                     self.connection.pk, self.user_id, self.purpose, model=model, usage=usage, status=status, **figures
                 )
@@ -214,14 +219,23 @@ class Pass:
     def release(self) -> None:
         """Nothing was sent (or nothing will be filed for it): give back the slot and the reservation."""
         if self._end():
-            Lease.objects.filter(pk=self.lease_id).delete()
+            _give_back(self.lease_id)
+
+    @property
+    def _in_memory(self) -> bool:
+        # A personal connection's slot without Redis: given back on the loop, no thread hop.
+        return isinstance(self.lease_id, str) and isinstance(slots.counter(), slots.Memory)
 
     async def asettle(self, **kwargs) -> None:
-        if not self.ended:
+        if self._in_memory:
+            self.settle(**kwargs)
+        elif not self.ended:
             await sync_to_async(self.settle)(**kwargs)
 
     async def arelease(self) -> None:
-        if not self.ended:
+        if self._in_memory:
+            self.release()
+        elif not self.ended:
             await sync_to_async(self.release)()
 
 
@@ -241,10 +255,8 @@ def estimate(body: dict | None) -> int:
 
 
 def _locked(connection: Connection) -> Connection | None:
-    """The connection read again under a row lock that serialises every open on its team (a team connection: the
-    team's row, which its budget is on) or on it (a personal one)."""
-    if connection.team_id is None:
-        return Connection.objects.select_for_update().filter(pk=connection.pk, team=None).first()
+    """A team connection read again under the team's row lock (its budget is on it), which serialises every open
+    on the team."""
     team = _model("Team").objects.select_for_update().filter(pk=connection.team_id).first()
     current = Connection.objects.filter(pk=connection.pk, team_id=connection.team_id).first()
     if current is not None:
@@ -329,40 +341,75 @@ def open(connection: Connection, user, purpose: str, *, body: dict | None = None
     user_id = getattr(user, "pk", user)
     reserve = max(1, tokens if tokens is not None else estimate(body)) if connection.team_id else 0
     refusal = None
-    # No savepoint, and nothing raised inside: a refusal leaves the caller's transaction usable.
-    with transaction.atomic(savepoint=False):
-        try:
-            current, lease = _take(connection, user_id, purpose, reserve)
-        except Refused as exc:
-            refusal = exc
+    if connection.team_id is None:
+        current, lease_id = _take_slot(connection, user_id)
+    else:
+        # No savepoint, and nothing raised inside: a refusal leaves the caller's transaction usable.
+        with transaction.atomic(savepoint=False):
+            try:
+                current, lease_id = _take(connection, user_id, purpose, reserve)
+            except Refused as exc:
+                refusal = exc
     if refusal is not None:
         if refusal.reason in ("budget", "team_budget"):
             metrics.budget_refused(purpose)
         raise refusal
-    ticket = Pass(_endpoint(current), current, user_id, purpose, lease.pk, reserve)
-    detached.track(KIND, lease.pk, ticket)
+    try:
+        ticket = Pass(_endpoint(current), current, user_id, purpose, lease_id, reserve)
+    except BaseException:
+        _give_back(lease_id)
+        raise
+    detached.track(KIND, lease_id, ticket)
     return ticket
 
 
-def _take(connection: Connection, user_id, purpose: str, reserve: int) -> tuple[Connection, Lease]:
+def _give_back(lease_id: int | str) -> None:
+    if isinstance(lease_id, str):
+        slots.counter().give(lease_id)
+    else:
+        Lease.objects.filter(pk=lease_id).delete()
+
+
+def _take(connection: Connection, user_id, purpose: str, reserve: int) -> tuple[Connection, int]:
+    """A team connection's lease: a row, taken under the team's row lock (the budgets are checked with it)."""
     name = connection.name
     current = _locked(connection)
-    if current is None:
-        raise Refused("deleted", f"The connection “{name}” was deleted, so nothing was sent.")
-    _check(current, user_id, name)
+    _check(_existing(current, name), user_id, name)
     in_use = live_leases().filter(connection=current).count()
     if in_use >= current.slots:
-        raise Refused(
-            "busy",
-            f"All {current.slots} request slots of the connection “{name}” are in use ({in_use} of {current.slots}),"
-            " so nothing was sent. Retry when a request ends; whoever manages the connection can raise its limit.",
-            in_use=in_use,
-            limit=current.slots,
-        )
+        raise _busy(name, in_use, current.slots)
     lease = Lease.objects.create(
         connection=current, user_id=user_id, team_id=current.team_id, purpose=purpose[:16], tokens=reserve
     )
-    return current, lease
+    return current, lease.pk
+
+
+def _take_slot(connection: Connection, user_id) -> tuple[Connection, str]:
+    """A personal connection's lease: only a slot (no budget), counted in slots.py with no lock or row."""
+    name = connection.name
+    current = _existing(Connection.objects.filter(pk=connection.pk, team=None).first(), name)
+    _check(current, user_id, name)
+    lease_id = slots.new_id(current.pk)
+    in_use = slots.counter().take(current.pk, lease_id, current.slots)
+    if in_use >= 0:
+        raise _busy(name, in_use, current.slots)
+    return current, lease_id
+
+
+def _existing(current: Connection | None, name: str) -> Connection:
+    if current is None:
+        raise Refused("deleted", f"The connection “{name}” was deleted, so nothing was sent.")
+    return current
+
+
+def _busy(name: str, in_use: int, limit: int) -> Refused:
+    return Refused(
+        "busy",
+        f"All {limit} request slots of the connection “{name}” are in use ({in_use} of {limit}),"
+        " so nothing was sent. Retry when a request ends; whoever manages the connection can raise its limit.",
+        in_use=in_use,
+        limit=limit,
+    )
 
 
 async def aopen(connection, user, purpose: str, *, body=None, tokens=None, wait: bool = False, on_wait=None) -> Pass:
@@ -418,10 +465,13 @@ def why_not(connection: Connection | None, user) -> str | None:
 
 
 def beat(live: list) -> None:
-    Lease.objects.filter(pk__in=live).update(heartbeat=timezone.now())
+    Lease.objects.filter(pk__in=[key for key in live if isinstance(key, int)]).update(heartbeat=timezone.now())
+    slots.counter().beat([key for key in live if isinstance(key, str)])
 
 
 def sweep(cutoff, live: list) -> int:
-    """Delete the leases nobody stamped since `cutoff` (their process died): their slots and tokens are free."""
-    deleted, _ = Lease.objects.filter(heartbeat__lt=cutoff).exclude(pk__in=live).delete()
+    """Delete the leases nobody stamped since `cutoff` (their process died): their slots and tokens are free.
+    (A personal connection's slot in Redis expires by itself.)"""
+    rows = Lease.objects.filter(heartbeat__lt=cutoff).exclude(pk__in=[key for key in live if isinstance(key, int)])
+    deleted, _ = rows.delete()
     return deleted

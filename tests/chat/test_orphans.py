@@ -81,3 +81,38 @@ def test_the_estimated_usage_counts_deltas_and_the_prompt():
         "estimated": True,
         "completion_tokens_details": {"reasoning_tokens": 5},
     }
+
+
+def test_the_heartbeat_stamps_live_rows_and_skips_one_a_save_holds(make_conversation):
+    """A row locked by a periodic save (flushes.py) is skipped, not waited for: on PostgreSQL the two took the
+    rows in different orders and deadlocked."""
+    import threading
+
+    from django.db import connection, connections, transaction
+
+    from playground.chat.relay import recovery
+
+    conversation = make_conversation()
+    held, free, other = (streaming(conversation, 30) for _ in range(3))
+    locked, done = threading.Event(), threading.Event()
+
+    def save():
+        with transaction.atomic():
+            Message.objects.filter(pk=held.pk).update(content="flushed")
+            locked.set()
+            done.wait(10)
+        connections.close_all()
+
+    saver = threading.Thread(target=save)
+    if connection.vendor == "postgresql":
+        saver.start()
+        locked.wait(10)
+    try:
+        recovery.beat([held.pk, free.pk])
+    finally:
+        done.set()
+        if saver.is_alive():
+            saver.join()
+    age = {m.pk: (timezone.now() - m.heartbeat).total_seconds() for m in Message.objects.all()}
+    assert age[free.pk] < 5 and age[other.pk] >= 30
+    assert (age[held.pk] >= 30) == (connection.vendor == "postgresql")  # skipped there, stamped on SQLite

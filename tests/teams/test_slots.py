@@ -1,6 +1,7 @@
-"""Per-connection concurrency: a connection's slots are shared by everyone using it (leases in the database, so
-by every process); a request that finds them all taken waits and says "waiting for a free slot (n of m in use)"
-rather than failing; a stuck lease stops counting once its heartbeat is stale."""
+"""Per-connection concurrency: a connection's slots are shared by everyone using it (a team's leases in the
+database, a personal connection's in slots.py: this process, or Redis for every process); a request that finds
+them all taken waits and says "waiting for a free slot (n of m in use)" rather than failing; a stuck lease stops
+counting once its heartbeat is stale."""
 
 import asyncio
 from datetime import timedelta
@@ -14,6 +15,7 @@ from playground.connections import gate
 from playground.connections.models import Connection, Lease
 from tests.chat.conftest import connect, finish
 from tests.fakeprovider import server as fake
+from tests.teams.conftest import make_team_connection
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -65,8 +67,10 @@ async def test_a_request_waits_for_a_slot_that_frees_and_is_told_the_numbers(liv
         await ticket.arelease()
 
 
-async def test_a_stuck_lease_stops_counting_with_its_heartbeat(live_server, alice, fake_openai, settings):
-    connection = await sync_to_async(fake_connection)(alice, fake_openai, 1)
+async def test_a_stuck_lease_stops_counting_with_its_heartbeat(live_server, alice, team, fake_openai, settings):
+    connection = await sync_to_async(make_team_connection)(team, alice, base_url=fake_openai.base_url)
+    connection.concurrency = 1
+    await connection.asave()
     stuck = await gate.aopen(connection, alice, "chat")
     stale = timezone.now() - timedelta(seconds=settings.BACKGROUND_STALE_SECONDS + 1)
     await Lease.objects.filter(pk=stuck.lease_id).aupdate(heartbeat=stale)

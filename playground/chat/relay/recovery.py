@@ -2,6 +2,7 @@
 
 from datetime import timedelta
 
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -20,7 +21,11 @@ def sweep(cutoff, live: list, conversation: Conversation | None = None) -> int:
 
 
 def beat(live: list) -> None:
-    Message.objects.filter(pk__in=live, status=Message.STREAMING).update(heartbeat=timezone.now())
+    # The rows a periodic save (flushes.py) holds are skipped: that save stamps them, and on PostgreSQL waiting
+    # for them while holding others deadlocked with it (its transaction takes the rows in another order).
+    with transaction.atomic():
+        rows = Message.objects.select_for_update(skip_locked=True).filter(pk__in=live, status=Message.STREAMING)
+        Message.objects.filter(pk__in=list(rows.values_list("pk", flat=True))).update(heartbeat=timezone.now())
 
 
 def mark_interrupted(conversation: Conversation | None = None) -> int:
