@@ -90,7 +90,9 @@ def live_server(django_db_setup, django_db_blocker, tmp_path_factory):
     """One daphne process for the whole session, on a free port, sharing the test database."""
     port = free_port()
     log_path = tmp_path_factory.mktemp("daphne") / "server.log"
-    process = start_server(port, log_path)
+    # Its batch tracker is kept asleep: sharing the test database, it would poll the batches other tests make, and
+    # their fake providers count every request (tests of the tracker call `tracker.track_once` themselves).
+    process = start_server(port, log_path, PLAYGROUND_BATCH_TRACK_SECONDS="86400")
     settings.LOCAL_API_BASE_URL = f"http://127.0.0.1:{port}/local/v1"
     settings.LOCAL_API_KEYS = [LOCAL_API_TEST_KEY]
     settings.ALLOWED_UPSTREAM_HOSTS = ["127.0.0.1", "localhost"]
