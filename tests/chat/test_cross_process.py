@@ -49,6 +49,21 @@ async def watch(host, cookie, conversation_pk, events, ready):
                 return
 
 
+async def send(url, cookie, conversation_pk, content):
+    async with httpx.AsyncClient(base_url=url) as http:
+        response = await http.post(
+            reverse("chat:send", args=[conversation_pk]),
+            data={"content": content},
+            headers={
+                "Cookie": cookie,
+                "X-CSRFToken": "abcdefghijklmnopqrstuvwxyz012345",
+                "HX-Request": "true",
+                "Referer": url,
+            },
+        )
+        assert response.status_code == 200, response.text
+
+
 @pytest.mark.needs_local_api
 def test_a_tab_on_another_process_sees_the_whole_answer(live_server, second_server, client, alice, catalog):
     from playground.chat.models import Conversation
@@ -65,18 +80,7 @@ def test_a_tab_on_another_process_sees_the_whole_answer(live_server, second_serv
         events, ready = [], asyncio.Event()
         watcher = asyncio.create_task(watch(second_server, cookie, conversation.pk, events, ready))
         await asyncio.wait_for(ready.wait(), 10)
-        async with httpx.AsyncClient(base_url=live_server.url) as http:
-            response = await http.post(
-                reverse("chat:send", args=[conversation.pk]),
-                data={"content": "write 300 words about rivers"},
-                headers={
-                    "Cookie": cookie,
-                    "X-CSRFToken": "abcdefghijklmnopqrstuvwxyz012345",
-                    "HX-Request": "true",
-                    "Referer": live_server.url,
-                },
-            )
-            assert response.status_code == 200, response.text
+        await send(live_server.url, cookie, conversation.pk, "write 300 words about rivers")
         await asyncio.wait_for(watcher, 30)
         return events
 
@@ -87,3 +91,70 @@ def test_a_tab_on_another_process_sees_the_whole_answer(live_server, second_serv
     assert kinds[0] == "start" and kinds[-1] == "done" and kinds.count("delta") >= 2
     assert "".join(e["text"] for e in events if e["type"] == "delta") == message.content
     assert f'data-message-id="{message.pk}"' in events[-1]["html"]
+
+
+async def join_mid_answer(host, cookie, conversation_pk, message_id, events):
+    """A tab that opens while the answer streams: it asks for it (snapshot) and follows it to its end."""
+    async with websockets.connect(
+        f"ws://{host}/ws/chat/{conversation_pk}/",
+        additional_headers={"Cookie": cookie, "Origin": f"http://{host}"},
+    ) as ws:
+        await ws.send(json.dumps({"type": "subscribe", "message_id": message_id, "after": 0}))
+        async for raw in ws:
+            event = json.loads(raw)
+            events.append(event)
+            if event["type"] in ("done", "error"):
+                return
+
+
+@pytest.mark.needs_local_api
+def test_tabs_on_the_other_process_get_every_delta_while_the_generators_own_tabs_keep_theirs_local(
+    live_server, second_server, client, alice, catalog
+):
+    # With a tab on the generator's process, deltas go through Redis only while a tab of the group lives on the
+    # other process: one there from the start (first conversation) and one that joins mid-answer when it is the
+    # only one there (second) must each get the whole answer.
+    from playground.chat.models import Conversation
+    from playground.connections.models import Connection
+
+    conversations = [
+        Conversation.objects.create(
+            owner=alice, connection=Connection.objects.get(owner=alice, is_local=True), model_id="local/chat"
+        )
+        for _ in range(2)
+    ]
+    client.force_login(alice)
+    cookie = f"sessionid={client.cookies['sessionid'].value}; csrftoken=abcdefghijklmnopqrstuvwxyz012345"
+    local_host = live_server.url.removeprefix("http://")
+
+    async def turn(conversation_pk, remote_from_start):
+        local, remote, ready = [], [], [asyncio.Event()]
+        watchers = [asyncio.create_task(watch(local_host, cookie, conversation_pk, local, ready[0]))]
+        if remote_from_start:
+            ready.append(asyncio.Event())
+            watchers.append(asyncio.create_task(watch(second_server, cookie, conversation_pk, remote, ready[1])))
+        await asyncio.wait_for(asyncio.gather(*(r.wait() for r in ready)), 10)
+        await send(live_server.url, cookie, conversation_pk, "write 1000 words about rivers")
+        if not remote_from_start:
+            for _ in range(200):
+                if sum(e["type"] == "delta" for e in local) >= 3:
+                    break
+                await asyncio.sleep(0.05)
+            joined = join_mid_answer(second_server, cookie, conversation_pk, local[0]["message_id"], remote)
+            await asyncio.wait_for(joined, 60)
+        await asyncio.wait_for(asyncio.gather(*watchers), 60)
+        return local, remote
+
+    async def scenario():
+        return await asyncio.gather(turn(conversations[0].pk, True), turn(conversations[1].pk, False))
+
+    (local, remote), (local_late, late) = asyncio.run(scenario())
+    for conversation, tabs in zip(conversations, ((local, remote), (local_late,)), strict=True):
+        message = Message.objects.get(conversation=conversation, role="assistant")
+        assert message.status == "complete"
+        for events in tabs:
+            assert events[0]["type"] == "start" and events[-1]["type"] == "done"
+            assert "".join(e["text"] for e in events if e["type"] == "delta") == message.content
+    assert late[0]["type"] == "snapshot" and late[-1]["type"] == "done", [e["type"] for e in late]
+    assert 0 < len(late[0]["content"]) < len(message.content), "the late tab did not join mid-answer"
+    assert late[0]["content"] + "".join(e["text"] for e in late if e["type"] == "delta") == message.content

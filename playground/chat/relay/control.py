@@ -41,6 +41,7 @@ class ControlChannel:
             if message.get("type") == "generation.stop":
                 self.stop()
             elif message.get("type") == "generation.snapshot" and message.get("reply_to"):
+                self.followed_remotely()  # before the snapshot: each later delta goes to the asker through the layer
                 await layer.send(message["reply_to"], self.snapshot())
 
     @staticmethod

@@ -7,12 +7,30 @@ no thread hop) and then to the channel layer, stamped with this process's id; a 
 back to it that way (`LocalFollower.dispatch`). With the in-memory layer (one process), the layer is skipped when
 every member of the group is local. Order holds for each socket: every event of a group takes the same path to it.
 
+With the Redis layer, a delta (`chat.delta`, the bulk of the traffic) goes through Redis only while some member of
+the group is not a socket of this process: otherwise every process would pull its own deltas back from Redis.
+Whether one is (`_remote`) is asked of Redis (the group's sorted set, one ZRANGE) after each other event of the
+group is sent, when a delta finds the answer older than REFRESH, and set at once when a socket of another process
+asks the generation for a snapshot (control.py). Every other event (start, done, waiting...) always goes through
+Redis. Why no socket of another process misses a delta it would take (chat tabs and share viewers take a turn's
+deltas only once they heard its `chat.start` or subscribed to it, replay.py):
+- It heard the start: it was in the group when the start's group_send read the members, so it is seen by the check
+  made after that send, before the turn is announced to the generation (start_turn), hence before its deltas.
+- It subscribed: it asked the generation for a snapshot; the generation marks the group before taking the
+  snapshot, on its loop, so each delta is either in the snapshot or sent through Redis (held until the snapshot).
+- A check in flight never overwrites a mark made meanwhile (the mark is newer than the check's question).
+- A member that joins after a check and does neither takes no delta; it is found by the next check anyway.
+Left as before: a snapshot request that reaches no generation (its control channel not joined yet) falls back to the
+database; that socket then gets deltas through Redis only from the next check (within REFRESH), so it can miss some
+until a later snapshot (a chat tab asks again: `probes`) or the turn's end, which carries the whole answer.
+
 The socket that asked for a turn is also its `Tab`: until the turn is announced to every socket, the generation
 hands its deltas to that one alone, in memory, without waiting for the turn's rows (see relay/generation.py).
 """
 
 import asyncio
 import logging
+import time
 import uuid
 import weakref
 from collections import deque
@@ -23,8 +41,10 @@ log = logging.getLogger(__name__)
 
 PROCESS = uuid.uuid4().hex  # stamps the events published by this process
 ENABLED = True  # the in-memory hand-over (tests of the channel-layer path switch it off)
+REFRESH = 1.0  # seconds a delta trusts the last answer to "does a member of the group live elsewhere?"
 
 _followers: dict[str, weakref.WeakSet] = {}
+_remote: dict[str, tuple[bool, float]] = {}  # group -> (a member is not a socket of this process, asked at)
 
 
 def follow(group: str, consumer) -> None:
@@ -37,6 +57,7 @@ def unfollow(group: str, consumer) -> None:
         followers.discard(consumer)
         if not followers:
             _followers.pop(group, None)
+            _remote.pop(group, None)
 
 
 def followers(group: str) -> list:
@@ -53,6 +74,40 @@ def _all_local(layer, group: str, local: list) -> bool:
     return all(channel in names for channel in groups.get(group, ()))
 
 
+def remote_follower(group: str) -> None:
+    """A socket of another process asked for a snapshot of a turn of `group`: its deltas go through the layer."""
+    _remote[group] = (True, time.monotonic())
+
+
+def _redis(layer) -> bool:
+    return hasattr(layer, "_group_key") and hasattr(layer, "consistent_hash")
+
+
+async def _check(layer, group: str, local: list) -> bool:
+    """Ask Redis whether a member of the group is not one of the `local` sockets."""
+    asked = time.monotonic()
+    key = layer._group_key(group)
+    members = await layer.connection(layer.consistent_hash(group)).zrange(key, 0, -1)
+    names = {consumer.channel_name for consumer in local}
+    found = any(member.decode() not in names for member in members)
+    known = _remote.get(group)
+    if found or known is None or known[1] < asked:  # a mark made while we asked stays
+        _remote[group] = (found, asked)
+    return _remote[group][0]
+
+
+async def _remote_members(layer, group: str, local: list) -> bool:
+    if not _redis(layer):
+        return True
+    known = _remote.get(group)
+    if known is not None and time.monotonic() - known[1] < REFRESH:
+        return known[0]
+    try:
+        return await _check(layer, group, local)
+    except Exception:
+        return True  # the group_send that follows raises to the caller if Redis is down
+
+
 async def publish(layer, group: str, event: dict, skip=None) -> None:
     """Deliver `event` to every socket of `group` (but `skip`, a local one): queued for each local socket at once
     (none waits for another, a slow one delays nobody), then to the channel layer, whose failure is raised."""
@@ -62,9 +117,18 @@ async def publish(layer, group: str, event: dict, skip=None) -> None:
             consumer.hand(event)
     if _all_local(layer, group, local):
         return
+    delta = event.get("type") == "chat.delta"
     if local:
+        if delta and not await _remote_members(layer, group, local):
+            return
         event = {**event, "origin": PROCESS}
     await layer.group_send(group, event)
+    if local and not delta and _redis(layer):
+        # After the send: every socket it reached is in the group now, so the deltas that follow reach it too.
+        try:
+            await _check(layer, group, local)
+        except Exception:
+            _remote.pop(group, None)
 
 
 class Tab:

@@ -401,6 +401,9 @@ class Generation(AnswerRows, ControlChannel):
         extra = self.extra if extra is None else extra
         return ["".join(extra.get(index, [])) for index in range(1, max(extra, default=0) + 1)]
 
+    def followed_remotely(self) -> None:
+        fanout.remote_follower(conversation_group(self.conversation_id))
+
     def lost_live(self, exc: BaseException) -> None:
         """A channel-layer failure costs the live view, never the answer: it is still saved whole."""
         if not self.live_lost:
