@@ -306,8 +306,10 @@ def test_a_clip_deleted_while_it_arrives_leaves_nothing_in_the_bucket(alice, cat
     # The stopped relay stores what it had (the spool goes), then finds no row and deletes what it stored: wait for
     # both, not for the spool alone (CI once looked between the two).
     wait_for(
-        lambda: not list((tmp_path / "first" / "spool").rglob("*.wav"))
-        and client.list_objects_v2(Bucket=BUCKET).get("KeyCount") == 0,
+        lambda: (
+            not list((tmp_path / "first" / "spool").rglob("*.wav"))
+            and client.list_objects_v2(Bucket=BUCKET).get("KeyCount") == 0
+        ),
         timeout=30,
         what="the spool and the stored file removed",
     )
