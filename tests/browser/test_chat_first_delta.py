@@ -61,13 +61,19 @@ def words(text: str) -> str:
     return re.sub(r"[\W_]+", "", text)
 
 
-def test_every_word_is_live_before_the_final_render_even_when_the_first_delta_passes_the_reply(alice_page, open_chat):
-    alice_page.add_init_script(REORDER)
+def answered(alice_page, open_chat, script: str):
+    """A send of a long question on a page that runs `script` first; (the page, the answer once complete)."""
+    alice_page.add_init_script(script)
     page = open_chat("local/chat")
     page.get_by_role("textbox", name="Message").fill("write 300 words about rivers")
     page.get_by_role("button", name="Send").click()
     answer = page.locator('article[data-role="assistant"]').last
     expect(answer).to_have_attribute("data-status", "complete", timeout=20_000)
+    return page, answer
+
+
+def test_every_word_is_live_before_the_final_render_even_when_the_first_delta_passes_the_reply(alice_page, open_chat):
+    page, answer = answered(alice_page, open_chat, REORDER)
     order = page.evaluate("window.__order")
     assert order["reordered"], "the reply was not held back: nothing was tested"
     final = answer.locator(".message-body").inner_text()
@@ -132,12 +138,7 @@ EARLY = """
 
 
 def test_a_delta_that_comes_before_the_placeholder_is_painted_with_it(alice_page, open_chat):
-    alice_page.add_init_script(EARLY)
-    page = open_chat("local/chat")
-    page.get_by_role("textbox", name="Message").fill("write 300 words about rivers")
-    page.get_by_role("button", name="Send").click()
-    answer = page.locator('article[data-role="assistant"]').last
-    expect(answer).to_have_attribute("data-status", "complete", timeout=20_000)
+    page, _ = answered(alice_page, open_chat, EARLY)
     seen = page.evaluate("window.__early")
     assert seen["rewritten"], "no delta was turned into an early one: nothing was tested"
     assert seen["placeholder"] is not None and seen["text"] == seen["placeholder"], seen

@@ -97,9 +97,8 @@ def test_a_refusal_before_the_slot_takes_none(counting, personal, bob):
     assert refusal.value.reason == "member" and in_use(personal) == 0
 
 
+@pytest.mark.parametrize("counting", BACKENDS[1:], indirect=True)  # in memory, a process's slots die with it
 def test_a_slot_whose_process_died_expires_in_redis(counting, personal, alice, settings):
-    if counting != "redis":
-        pytest.skip("this process's own slots die with it")
     settings.BACKGROUND_STALE_SECONDS = 1
     dead = gate.open(personal, alice, "chat")
     detached.untrack(gate.KIND, dead.lease_id, dead)  # its process stopped stamping it

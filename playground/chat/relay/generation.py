@@ -24,6 +24,7 @@ from playground.chat.relay.control import ControlChannel, generation_group
 from playground.chat.relay.display import render_message
 from playground.chat.relay.limits import Limits, rejects_stream_options
 from playground.chat.relay.persistence import AnswerRows, record_usage
+from playground.chat.relay.publishing import LiveDeltas, conversation_group, wake_up
 from playground.connections import gate
 from playground.connections.models import Connection
 from playground.lib import detached, metrics
@@ -34,14 +35,8 @@ from playground.upstream.errors import UpstreamError
 
 log = logging.getLogger(__name__)
 
-FRAME = 1 / 60  # deltas within one frame (60 Hz) are merged into one websocket message
-ANNOUNCE_WAIT = 2.0  # longest a generation holds its deltas for the announcement of its placeholder
 KIND = "chat"  # generations in the background-work registry (playground/lib/detached.py), keyed by message pk
 LIVE_LOST_NOTICE = "This tab may have missed live deltas; the saved answer is complete."
-
-
-def conversation_group(pk: int) -> str:
-    return f"conversation.{pk}"
 
 
 def final_html(message_id: int) -> str | None:
@@ -49,17 +44,12 @@ def final_html(message_id: int) -> str | None:
     return None if message is None else render_message(message)
 
 
-def _wake_up(future: asyncio.Future) -> None:
-    if not future.done():
-        future.set_result(None)
-
-
 def running(message_id: int) -> "Generation | None":
     """The generation of this message if it runs in this process."""
     return detached.get(KIND, message_id)
 
 
-class Generation(AnswerRows, ControlChannel):
+class Generation(AnswerRows, ControlChannel, LiveDeltas):
     def __init__(
         self,
         endpoint: Endpoint,
@@ -293,123 +283,6 @@ class Generation(AnswerRows, ControlChannel):
         except Exception as exc:
             self.lost_live(exc)
 
-    # -- publishing
-
-    def _caught_up(self) -> dict:
-        """Everything published so far as one delta (for the tabs that heard the start after the asking one got
-        the first deltas alone); the asking tab, which has them, is skipped."""
-        event = {
-            "type": "chat.delta",
-            "message_id": self.message_id,
-            "seq": self.published_seq,
-            "blocks": list(self.blocks),
-            "tail": self.tail,
-            "reasoning": "".join(self.published_reasoning),
-            "text": "".join(self.published_content),
-        }
-        if self.published_extra:
-            event["choices"] = {str(index): "".join(parts) for index, parts in self.published_extra.items()}
-        return event
-
-    async def _publish(self, layer) -> None:
-        if self._catch_up and self.announced.is_set():
-            self._catch_up = False
-            group = conversation_group(self.conversation_id)
-            await fanout.publish(layer, group, self._caught_up(), skip=self.tab.consumer)
-        if not (self._pending_text or self._pending_reasoning or self._pending_extra):
-            return
-        # Everything up to the await happens at once, so a snapshot always matches what was published.
-        text, self._pending_text = "".join(self._pending_text), []
-        reasoning, self._pending_reasoning = "".join(self._pending_reasoning), []
-        # String keys: the Redis layer's msgpack refuses integer map keys.
-        extra, self._pending_extra = {str(i): "".join(parts) for i, parts in self._pending_extra.items()}, {}
-        for index, part in extra.items():
-            self.published_extra.setdefault(int(index), []).append(part)
-        if text:
-            blocks, self.tail = self.renderer.feed(text)
-            self.blocks.extend(blocks)
-        else:
-            blocks = []
-        self.published_content.append(text)
-        self.published_reasoning.append(reasoning)
-        self.published_seq = self.seq
-        self.publishes += 1
-        event = {
-            "type": "chat.delta",
-            "message_id": self.message_id,
-            "seq": self.seq,
-            "blocks": blocks,
-            "tail": self.tail,
-            "reasoning": reasoning,
-            "text": text,
-        }
-        if extra:
-            event["choices"] = extra  # choice index -> text appended (n > 1)
-        if self._timing:
-            event["t"], self._pending_since = self._pending_since, None
-        if self.tab is not None and not self.announced.is_set():
-            self.tab.hand(event)  # message_id None until bound: the tab knows the answer by its ask's id
-        else:
-            await fanout.publish(layer, conversation_group(self.conversation_id), event)
-
-    async def _await_announcement(self) -> None:
-        # Bounded: a generation started without start_turn (or whose announcement failed) still publishes.
-        with suppress(TimeoutError):
-            await asyncio.wait_for(self.announced.wait(), ANNOUNCE_WAIT)
-
-    async def _publish_loop(self, layer) -> None:
-        # The first delta after a pause goes out at once; the ones that follow within a frame are merged.
-        # It is never cancelled mid-send (a delta would be lost): run() sets _closing and waits for it to end.
-        # With a tab it starts with the upstream call (its deltas go to the tab until the announcement).
-        if self.tab is None:
-            await self._await_announcement()
-        while not self._closing:
-            await self._wake.wait()
-            self._wake.clear()
-            try:
-                await self._publish(layer)
-            except Exception as exc:
-                self.lost_live(exc)
-            if not self._closing:
-                await self._pause()
-
-    async def _pause(self) -> None:
-        """One frame, or less when the answer ends meanwhile (its last words then go out at once, in _end)."""
-        loop = asyncio.get_running_loop()
-        self._nap = nap = loop.create_future()
-        timer = loop.call_later(FRAME, _wake_up, nap)
-        try:
-            await nap
-        finally:
-            timer.cancel()
-            self._nap = None
-
-    def snapshot(self) -> dict:
-        return {
-            "type": "chat.snapshot",
-            "message_id": self.message_id,
-            "seq": self.published_seq,
-            "blocks": list(self.blocks),
-            "tail": self.tail,
-            "reasoning": "".join(self.published_reasoning),
-            "content": "".join(self.published_content),
-            "choices": self._choices(self.published_extra),
-        }
-
-    def _choices(self, extra: dict[int, list[str]] | None = None) -> list[str]:
-        """The texts of the choices after the first (n > 1), in order of their index."""
-        extra = self.extra if extra is None else extra
-        return ["".join(extra.get(index, [])) for index in range(1, max(extra, default=0) + 1)]
-
-    def followed_remotely(self) -> None:
-        fanout.remote_follower(conversation_group(self.conversation_id))
-
-    def lost_live(self, exc: BaseException) -> None:
-        """A channel-layer failure costs the live view, never the answer: it is still saved whole."""
-        if not self.live_lost:
-            log.warning("Generation of message %s continues without live deltas: %r", self.message_id, exc)
-        self.live_lost = True
-
     # -- the whole life of a generation
 
     async def run(self) -> None:
@@ -501,7 +374,7 @@ class Generation(AnswerRows, ControlChannel):
         self._closing = True
         self._wake.set()
         if self._nap is not None:
-            _wake_up(self._nap)
+            wake_up(self._nap)
         if listener is not None:
             await self._close_listener(layer, channel, listener)
         for helper in helpers:

@@ -11,9 +11,10 @@ Callers use the names below (`services.send(...)`), not the submodules.
 
 from playground.chat.relay.control import generation_group
 from playground.chat.relay.display import SNAPSHOT_TIMEOUT, render_message, snapshot_from_database
-from playground.chat.relay.generation import FRAME, KIND, LIVE_LOST_NOTICE, Generation, conversation_group, running
+from playground.chat.relay.generation import KIND, LIVE_LOST_NOTICE, Generation, running
 from playground.chat.relay.limits import Limits, limits_of, rejects_stream_options
 from playground.chat.relay.persistence import FLUSH_EVERY
+from playground.chat.relay.publishing import FRAME, conversation_group
 from playground.chat.relay.recovery import ORPHAN_AFTER, beat, interrupt_orphan, mark_interrupted, orphan_wait, sweep
 from playground.chat.services.request import (
     CHARS_PER_TOKEN,

@@ -17,8 +17,8 @@ from playground import inputs
 from playground.chat import branches
 from playground.chat.forms import MESSAGE_LIMIT
 from playground.chat.models import Conversation, Message
-from playground.chat.relay.generation import conversation_group
 from playground.chat.relay.limits import check_capacity
+from playground.chat.relay.publishing import conversation_group
 from playground.chat.services.turns import Turn, launcher, prepare_turn, start_turn
 
 log = logging.getLogger(__name__)

@@ -17,8 +17,9 @@ from playground.chat.models import Attachment, Conversation, Message, attachment
 from playground.chat.relay import fanout
 from playground.chat.relay.control import generation_group
 from playground.chat.relay.display import render_message
-from playground.chat.relay.generation import Generation, conversation_group, running
+from playground.chat.relay.generation import Generation, running
 from playground.chat.relay.limits import Limits, limits_of
+from playground.chat.relay.publishing import conversation_group
 from playground.chat.services.request import ChatRequest, build_request, connection_for, selected_model
 from playground.connections import gate
 from playground.upstream.client import Endpoint
