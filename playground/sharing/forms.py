@@ -38,9 +38,10 @@ class LinkForm(ShareForm):
 
     def __init__(self, *args, share: Share, **kwargs):
         super().__init__(*args, **kwargs)
-        expires = share.expires.strftime("%b %-d, %H:%M") if share.expires else "never"
-        state = "expired" if share.expired else f"expires {expires}"
+        expires = f"expires {share.expires:%b %-d, %H:%M}" if share.expires else "never expires"
+        state = "expired" if share.expired else expires
         self.fields["expiry"].choices = [(KEEP, f"Keep as it is ({state})"), *EXPIRY_CHOICES]
+        self.fields["expiry"].initial = KEEP  # an edit changes only what the owner changes
         self.fields["expiry"].label = "Expires"
         self.fields["title"].error_messages["max_length"] = "title: at most 200 characters."
         self.fields["title"].error_messages["required"] = "title: write a title for the link."

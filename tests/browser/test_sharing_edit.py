@@ -72,3 +72,38 @@ def test_an_owner_edits_a_link_and_the_same_url_shows_it(open_chat, browser, liv
         viewer_context.close()
     owner.goto("/shared/")
     expect(owner.locator(f"#share-{share.pk}").locator('td[data-label="Views"]')).to_have_text("1")
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_changing_only_the_title_keeps_never_and_changing_only_who_keeps_one_hour(alice_page, alice, width):
+    """Issue 37.1: the edit form opens on "Keep as it is", so a link that never expires stays so after a new title,
+    and a 1-hour link keeps its hour after a new visibility (it was extended to 7 days)."""
+    conversation = orm(Conversation.objects.create, owner=alice, title="Tides", model_id="local/chat")
+
+    def make(expiry):
+        share = Share.objects.create(owner=alice, kind=Share.CONVERSATION, conversation=conversation, title="Tides")
+        share.set_expiry(expiry)
+        share.save()
+        freeze(share)
+        return share
+
+    never, hour = orm(make, "never"), orm(make, "1h")
+    page = alice_page
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(f"/shared/links/{never.pk}/edit/")
+    expect(page.get_by_label("Expires")).to_have_value("keep")
+    expect(page.get_by_label("Expires").locator("option:checked")).to_have_text("Keep as it is (never expires)")
+    screenshot(page, f"sharing-edit-keep-{width}")
+    page.get_by_label("Title").fill("Tides, renamed")
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("heading", name="Shared links")).to_be_visible()
+    saved = orm(Share.objects.get, pk=never.pk)
+    assert saved.title == "Tides, renamed" and saved.expires is None and saved.visibility == never.visibility
+
+    page.goto(f"/shared/links/{hour.pk}/edit/")
+    expect(page.get_by_label("Expires")).to_have_value("keep")
+    page.get_by_label("Signed-in users of this playground").check()
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("heading", name="Shared links")).to_be_visible()
+    saved = orm(Share.objects.get, pk=hour.pk)
+    assert saved.visibility == Share.SIGNED_IN and saved.title == "Tides" and saved.expires == hour.expires

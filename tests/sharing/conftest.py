@@ -4,6 +4,7 @@ from django.core.files.storage import default_storage
 
 from playground.chat.models import Attachment, Conversation, Message, attachment_name
 from playground.connections.models import Connection, ensure_local_connection
+from playground.evaluate.models import Cell, Evaluation, PromptVersion, TestCase, Variant
 from playground.rerank.models import RerankRun
 from playground.sharing.freeze import freeze
 from playground.sharing.models import Share
@@ -102,3 +103,38 @@ def rerank_pair(alice):
         compared_to=base,
     )
     return base, other
+
+
+ROWS = 60  # more than one page of 50
+
+
+@pytest.fixture
+def evaluation(alice, hosted):
+    evaluation = Evaluation.objects.create(owner=alice, title="Capitals", connection=hosted, columns=["country"])
+    PromptVersion.objects.create(
+        evaluation=evaluation, number=1, system="Answer briefly.", user="Capital of {{country}}?"
+    )
+    a = Variant.objects.create(
+        evaluation=evaluation,
+        position=0,
+        model="local/chat",
+        params={"temperature": "0.2", "top_p": ""},
+        graders={"contains": ""},
+    )
+    b = Variant.objects.create(evaluation=evaluation, position=1, model="local/chat-lite", params={"max_tokens": "64"})
+    for n in range(ROWS):
+        case = TestCase.objects.create(evaluation=evaluation, position=n, values={"country": f"Land{n}"}, expected="X")
+        Cell.objects.create(
+            evaluation=evaluation,
+            case=case,
+            variant=a,
+            status=Cell.DONE,
+            output=f"**City{n}** <script>alert(1)</script>",
+            grades={"contains": {"pass": n % 2 == 0, "detail": ""}},
+            thumb=1 if n == 0 else None,
+            latency_ms=1200,
+        )
+        Cell.objects.create(
+            evaluation=evaluation, case=case, variant=b, status=Cell.ERROR, error=f"Timed out on row {n}"
+        )
+    return evaluation

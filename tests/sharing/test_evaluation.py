@@ -4,45 +4,11 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from playground.evaluate.models import Cell, Evaluation, PromptVersion, TestCase, Variant
+from playground.evaluate.models import Cell
 from playground.sharing.models import Share
 from tests.sharing.conftest import BASE_URL, CONNECTION_NAME, SECRET_KEY_VALUE
 
 pytestmark = [pytest.mark.django_db]
-
-ROWS = 60  # more than one page of 50
-
-
-@pytest.fixture
-def evaluation(alice, hosted):
-    evaluation = Evaluation.objects.create(owner=alice, title="Capitals", connection=hosted, columns=["country"])
-    PromptVersion.objects.create(
-        evaluation=evaluation, number=1, system="Answer briefly.", user="Capital of {{country}}?"
-    )
-    a = Variant.objects.create(
-        evaluation=evaluation,
-        position=0,
-        model="local/chat",
-        params={"temperature": "0.2", "top_p": ""},
-        graders={"contains": ""},
-    )
-    b = Variant.objects.create(evaluation=evaluation, position=1, model="local/chat-lite", params={"max_tokens": "64"})
-    for n in range(ROWS):
-        case = TestCase.objects.create(evaluation=evaluation, position=n, values={"country": f"Land{n}"}, expected="X")
-        Cell.objects.create(
-            evaluation=evaluation,
-            case=case,
-            variant=a,
-            status=Cell.DONE,
-            output=f"**City{n}** <script>alert(1)</script>",
-            grades={"contains": {"pass": n % 2 == 0, "detail": ""}},
-            thumb=1 if n == 0 else None,
-            latency_ms=1200,
-        )
-        Cell.objects.create(
-            evaluation=evaluation, case=case, variant=b, status=Cell.ERROR, error=f"Timed out on row {n}"
-        )
-    return evaluation
 
 
 def _share(client, evaluation, **data) -> Share:

@@ -2,6 +2,7 @@
 
 import json
 from datetime import timedelta
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,11 @@ def sources(conversation, rerank_pair, clip, batch):
     return {"conversation": conversation, "rerank": rerank_pair[1], "speech": clip, "batch": batch}
 
 
+@pytest.fixture
+def every_source(sources, evaluation):
+    return {**sources, "evaluation": evaluation}
+
+
 @pytest.mark.parametrize("kind", ["conversation", "rerank", "speech", "batch"])
 def test_access_rules_for_every_kind(client, alice, bob, make_share, sources, kind):
     share = make_share(sources[kind])
@@ -117,3 +123,65 @@ def test_a_streaming_clip_cannot_be_shared_yet(alice_client, clip):
     )
     assert "still being synthesized" in page.content.decode()
     assert not Share.objects.exists()
+
+
+class _FormAsShown(HTMLParser):
+    """What a browser would post from a form untouched: text values, checked boxes, each select's chosen option."""
+
+    def __init__(self):
+        super().__init__()
+        self.data, self._select, self._first = {}, None, None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "input" and a.get("name") and a.get("type") not in ("submit", "button"):
+            if a.get("type") not in ("radio", "checkbox") or "checked" in a:
+                self.data[a["name"]] = a.get("value", "on")
+        elif tag == "select":
+            self._select, self._first = a["name"], None
+        elif tag == "option" and self._select:
+            self._first = self._first if self._first is not None else a.get("value", "")
+            if "selected" in a:
+                self.data[self._select] = a.get("value", "")
+
+    def handle_endtag(self, tag):
+        if tag == "select":
+            self.data.setdefault(self._select, self._first)
+            self._select = None
+
+
+def _form_as_shown(page: str) -> dict:
+    start = page.index('<form method="post" class="share-form"')
+    form = page[start : page.index("</form>", start)]
+    parser = _FormAsShown()
+    parser.feed(form)
+    return parser.data
+
+
+SETTINGS = {"title": "Renamed", "visibility": Share.SIGNED_IN, "expiry": "30d", "live": "on"}
+
+
+KINDS = ["conversation", "rerank", "speech", "batch", "evaluation"]
+EDITS = [(kind, setting) for kind in KINDS for setting in SETTINGS if setting != "live" or kind == "conversation"]
+
+
+@pytest.mark.parametrize("expiry", ["never", "1h"])
+@pytest.mark.parametrize(("kind", "setting"), EDITS)
+def test_editing_one_setting_of_a_link_keeps_the_others(alice_client, make_share, every_source, kind, setting, expiry):
+    """Issue 37.1: the edit form preselects "Keep as it is", so a link that never expires (or expires in an hour)
+    keeps its expiry when only its title, visibility or live changes; every kind of link, each setting alone."""
+    share = make_share(every_source[kind])
+    share.set_expiry(expiry)
+    share.save()
+    url = reverse("sharing:edit", args=[share.pk])
+    page = alice_client.get(url).content.decode()
+    data = _form_as_shown(page)
+    assert data["expiry"] == "keep"
+    assert ('name="live"' in page) == (kind == "conversation")
+    fields = ("title", "visibility", "team", "expires", "live")
+    before = Share.objects.values(*fields).get(pk=share.pk)
+
+    assert alice_client.post(url, {**data, setting: SETTINGS[setting]}).status_code == 302
+    after = Share.objects.values(*fields).get(pk=share.pk)
+    changed = {key for key in fields if before[key] != after[key]}
+    assert changed == ({"expires"} if setting == "expiry" else {setting}), (before, after)
