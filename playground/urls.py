@@ -27,5 +27,8 @@ urlpatterns = [
 if settings.LOCAL_API:
     urlpatterns.insert(-1, path("local/v1/", include("playground.localapi.urls")))
 
-# Words (and a 503 when the database is down) instead of a bare 500.
+# Pages in the site's layout, in words, with a way back (JSON for JSON clients); a 503 when the database is down.
+handler400 = "playground.lib.errors.bad_request"
+handler403 = "playground.lib.errors.permission_denied"
+handler404 = "playground.lib.errors.page_not_found"
 handler500 = "playground.lib.errors.server_error"
