@@ -2,6 +2,7 @@ import re
 
 from django import forms
 
+from playground.batches.models import Batch
 from playground.catalog.forms import ModelPickerForm
 
 # The local API reads the spec's contradictory bounds ("maximum 24 hours, minimum 336 hours") as one
@@ -22,6 +23,10 @@ class BatchForm(ModelPickerForm):
 
     model_kind = "chat"
     model_typed = True
+
+    def history(self):
+        return Batch.objects.for_user(self.user)
+
     source = forms.ChoiceField(choices=SOURCES, initial="prompts", widget=forms.RadioSelect)
     prompts = forms.CharField(
         required=False,

@@ -5,22 +5,10 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from playground.catalog.models import KINDS, CatalogModel
-from playground.connections.models import Connection
+from playground.connections.models import Connection, last_used, pick_connection
 
 # The capability flags a picker may require of its models (CatalogModel boolean fields).
 CAPABILITIES = ("vision", "audio", "video", "pdf", "tools", "thinking", "reasoning_effort", "rerank_instruction")
-
-
-def pick_connection(connections, wanted) -> Connection | None:
-    """The connection among `connections` whose pk is `wanted` (a pk, its string or a Connection), else the first."""
-    if wanted:
-        try:
-            found = connections.filter(pk=int(getattr(wanted, "pk", wanted))).first()
-        except (TypeError, ValueError):
-            found = None
-        if found:
-            return found
-    return connections.first()
 
 
 class ModelPickerForm(forms.Form):
@@ -31,7 +19,8 @@ class ModelPickerForm(forms.Form):
     of each, so the page always has something selected; another user's connection is never offered, and
     posting one is an invalid choice. With `model_typed`, the model is optional and may be typed by hand when
     the connection lists none. Pages subclass it (or pass kind=, capability=, typed=); the template is
-    kit/_model_picker.html.
+    kit/_model_picker.html. A page whose form names no connection starts on the last used one (`history`), else on
+    the user's own before a team's (`pick_connection`).
     """
 
     model_kind = ""
@@ -93,8 +82,19 @@ class ModelPickerForm(forms.Form):
             raise forms.ValidationError(f"model: '{model}' is not offered on this connection.")
         return model
 
+    def history(self):
+        """The user's rows of this page (clips, runs, batches), newest first: the form starts on the connection of
+        the newest (None: no history to start from)."""
+        return None
+
     def _wanted(self, name: str):
-        return self.data.get(name) if self.is_bound else self.initial.get(name)
+        if self.is_bound:
+            return self.data.get(name)
+        wanted = self.initial.get(name)
+        if name == "connection" and not wanted and (rows := self.history()) is not None:
+            latest = last_used(rows)
+            return latest.connection_id if latest else None
+        return wanted
 
 
 class AddModelForm(forms.Form):

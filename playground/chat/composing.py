@@ -13,6 +13,7 @@ from playground.chat.forms import (
     clean_attachments,
 )
 from playground.chat.models import Conversation
+from playground.connections import models as connections
 
 
 def tool_sources(user, conversation) -> list[Conversation]:
@@ -24,8 +25,9 @@ def tool_sources(user, conversation) -> list[Conversation]:
 
 
 def last_used(user) -> tuple[int | None, str]:
-    """The connection and model of the user's latest conversation: a new chat starts with them."""
-    latest = Conversation.objects.for_user(user).exclude(model_id="").only("connection_id", "model_id").first()
+    """The connection and model of the user's latest conversation: a new chat starts with them (without one, the
+    picker starts on the user's own connection before a team's)."""
+    latest = connections.last_used(Conversation.objects.for_user(user).exclude(model_id=""))
     return (latest.connection_id, latest.model_id) if latest else (None, "")
 
 

@@ -174,6 +174,26 @@ def get_usable_connection(request, pk) -> Connection:
     return get_object_or_404(Connection.objects.for_user(request.user), pk=pk)
 
 
+def last_used(rows):
+    """The newest of `rows` (a user's conversations, clips, runs or batches, newest first) that went through a
+    connection: every form starts on its connection (with `pick_connection`). None without history."""
+    return rows.exclude(connection=None).first()
+
+
+def pick_connection(connections, wanted=None) -> Connection | None:
+    """The connection a form starts on, among `connections` (those the user may use, as listed): the one `wanted`
+    names (a pk, its string or a Connection; the last used one) while it is among them, else the user's own
+    before a team's, so a personal request is never charged to a team by default."""
+    if wanted:
+        try:
+            found = connections.filter(pk=int(getattr(wanted, "pk", wanted))).first()
+        except (TypeError, ValueError):
+            found = None
+        if found:
+            return found
+    return connections.filter(team=None).first() or connections.first()
+
+
 def local_key_minter():
     """The local API's key minter named by LOCAL_API_KEY_MINTER, or None when the local API is off."""
     return import_string(settings.LOCAL_API_KEY_MINTER) if settings.LOCAL_API_KEY_MINTER else None

@@ -4,12 +4,17 @@ from playground.catalog.forms import ModelPickerForm
 from playground.catalog.models import CatalogModel
 from playground.catalog.params import RERANK_PARAMS, params_form
 from playground.rerank import documents as docs
+from playground.rerank.models import RerankRun
 
 
 class RerankForm(ModelPickerForm):
     """Connection, model, query and documents; the model's parameters are a separate ParamsForm (`params`)."""
 
     model_kind = "rerank"
+
+    def history(self):
+        return RerankRun.objects.for_user(self.user)
+
     query = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 2, "placeholder": "What are you looking for?"}),
         error_messages={"required": "query: required, at least 1 character."},

@@ -1,5 +1,6 @@
 import functools
 
+from django.apps import apps
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
 from django.http import Http404, HttpResponse, HttpResponseRedirect
@@ -10,7 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from playground import inputs
 from playground.catalog.models import CatalogModel
-from playground.connections.models import Connection
+from playground.connections.models import Connection, last_used, pick_connection
 from playground.lib import downloads, files
 from playground.sharing import freeze as freezing
 from playground.sharing import kinds, snippets
@@ -211,10 +212,16 @@ def fork(request, token: str):
     kind = kinds.get(share.kind)
     if not kind.forkable:
         raise Http404(f"A shared {kind.label.lower()} cannot be forked.")
-    connections = list(Connection.objects.for_user(request.user))
+    usable = Connection.objects.for_user(request.user)
+    connections = list(usable)
     model_id = kind.model_of(share.content)
     having = [c for c in connections if _offers(c, model_id)]
-    initial = {"connection": having[0].pk} if having else {}
+    # The last used connection for this kind (as every form starts), among those that offer the model if any.
+    latest = last_used(apps.get_model(kind.model).objects.for_user(request.user))
+    start = pick_connection(
+        usable.filter(pk__in=[c.pk for c in having]) if having else usable, latest and latest.connection_id
+    )
+    initial = {"connection": start.pk} if start else {}
     form = ForkForm(request.POST if request.method == "POST" else None, connections=connections, initial=initial)
     if request.method == "POST" and form.is_valid():
         connection = next(c for c in connections if c.pk == form.cleaned_data["connection"])

@@ -3,6 +3,7 @@ from django import forms
 from playground import inputs
 from playground.catalog.forms import ModelPickerForm
 from playground.catalog.params import SAMPLE_RATES, SPEECH_INPUT_LIMIT, SPEECH_PARAMS, params_form
+from playground.speech.models import SpeechClip
 
 PRESET_VOICES = ["alex", "anna", "bella", "benjamin", "charles", "claire", "david", "diana"]
 PREVIEW_TEXT = "Hello! This is a short preview of my voice. [S2] And this is the second speaker answering."
@@ -21,6 +22,10 @@ class SpeechForm(ModelPickerForm):
     """
 
     model_kind = "speech"
+
+    def history(self):
+        return SpeechClip.objects.for_user(self.user)
+
     input = forms.CharField(
         label="Text",
         strip=False,

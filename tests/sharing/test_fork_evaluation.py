@@ -7,12 +7,13 @@ from django.urls import reverse
 
 from playground.connections.models import ensure_local_connection
 from playground.evaluate.models import Cell, Evaluation
-from tests.sharing.test_evaluation import ROWS, _share, evaluation  # noqa: F401 (the fixture)
+from tests.sharing.conftest import ROWS
+from tests.sharing.test_evaluation import _share
 
 pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
 
 
-def test_a_shared_evaluation_forks_into_an_editable_evaluation(alice_client, bob, evaluation):  # noqa: F811
+def test_a_shared_evaluation_forks_into_an_editable_evaluation(alice_client, bob, evaluation):
     share = _share(alice_client, evaluation)
     viewer = Client()
     viewer.force_login(bob)
