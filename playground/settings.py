@@ -125,7 +125,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "playground.sso.context.sso",
             ],
-            "builtins": ["template_partials.templatetags.partials"],
+            "builtins": ["template_partials.templatetags.partials", "playground.lib.json_tags"],
         },
     },
 ]
