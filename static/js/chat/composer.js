@@ -187,6 +187,7 @@
     if (link) link.setAttribute("aria-current", "page");
     if (link && title) {
       title.textContent = link.querySelector(".conversation-title").textContent;
+      title.title = title.textContent; // cut to one line: the whole title on hover
       document.title = title.textContent + " · Playground";
     }
   });
