@@ -4,7 +4,7 @@ A frame is read only when it is a text frame holding a JSON object within inputs
 inputs.MAX_FRAME_DEPTH, without NaN or NUL, that names one of the consumer's frame kinds (`action`, else `type`).
 Anything else is answered with one `invalid` frame naming what is wrong, and the socket stays open. A frame whose
 handling fails is answered `failed` (its traceback goes to the log), so a tab waiting on a frame's id always hears
-back exactly once.
+back exactly once. A frame for a socket that has gone is dropped without a word in the log.
 """
 
 import logging
@@ -14,6 +14,11 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.db import DatabaseError
 
 from playground import inputs
+
+try:  # daphne's websocket library: what a send to a socket that has gone raises (until daphne hears of its close)
+    from autobahn.exception import Disconnected
+except ImportError:  # another ASGI server
+    Disconnected = ()
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +64,17 @@ class FrameConsumer(AsyncJsonWebsocketConsumer):
         except Exception:
             log.exception("websocket frame %r failed", kind)
             await self.send_json({"type": "failed", "id": frame_id(frame), "error": BROKEN})
+
+    async def __call__(self, scope, receive, send):
+        # A frame for a socket that has gone is dropped: a tab closed while its frames were being answered (or a
+        # group event came for it) is a normal event, not an error; its disconnect is on its way.
+        async def send_unless_gone(message):
+            try:
+                await send(message)
+            except Disconnected:
+                log.debug("a %s frame to a websocket that has gone was dropped", message.get("type"))
+
+        await super().__call__(scope, receive, send_unless_gone)
 
     async def refuse(self, id_: str | None, error: str) -> None:
         await self.send_json({"type": "invalid", "id": id_, "errors": [error]})

@@ -1,15 +1,17 @@
 """The two ways in: passwords (local accounts, the break-glass path) and OpenID Connect (mozilla-django-oidc).
 
-mozilla-django-oidc runs the authorization code flow (state, nonce, PKCE, the token request, the JWKS lookup and the
-signature check). It does not check the ID token's audience or issuer, so `get_payload_data` decodes it again with
-both required, with its expiry; a failure is a SignInRefused in words, never a 500.
+mozilla-django-oidc runs the authorization code flow (state, nonce, PKCE, the token request). Its key lookup fails on
+a token without `kid` and it does not check the ID token's audience or issuer, so the key is chosen here
+(`signing_key`), `get_payload_data` decodes the token with both required, with its expiry, and `verify_token` checks
+the nonce; a failure is a SignInRefused in words, never a 500 nor the library's own words.
 """
 
 import jwt
+import requests
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
-from django.core.exceptions import PermissionDenied, SuspiciousOperation
+from django.core.exceptions import PermissionDenied
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
 from playground.sso import discovery
@@ -26,6 +28,41 @@ TOKEN_PROBLEMS = [
     (jwt.MissingRequiredClaimError, "The ID token lacks a required claim"),
     (jwt.InvalidTokenError, "The ID token could not be read"),
 ]
+
+
+UNREAD = "The ID token could not be checked"
+KEY_TYPES = {"RS": "RSA", "PS": "RSA", "ES": "EC", "Ed": "OKP"}  # a key without "alg" fits by its type
+
+
+def signing_key(keys: list, header: dict) -> dict:
+    """The key of the provider's key set (JWKS) that signed a token with this header: the one of its `kid`; a token
+    without a `kid` is accepted when the set has one key, or one key of the token's algorithm (OpenID Connect Core
+    10.1 requires `kid` only of a provider with several keys). Else SignInRefused, in words."""
+    algorithm = str(header.get("alg", ""))
+
+    def fits(key) -> bool:
+        if not isinstance(key, dict) or key.get("use", "sig") != "sig":
+            return False
+        if "alg" in key:
+            return key["alg"] == algorithm
+        return key.get("kty") == KEY_TYPES.get(algorithm[:2])
+
+    usable = [key for key in keys if fits(key)]
+    if "kid" in header:
+        named = [key for key in usable if key.get("kid") == header["kid"]]
+        if named:
+            return named[-1]
+        raise SignInRefused(
+            f"{UNREAD}: the provider’s key set has no {algorithm} key named “{str(header['kid'])[:80]}”, so the "
+            "token was not trusted and nobody was signed in. Try again (the provider may have just changed its keys)."
+        )
+    if len(usable) == 1:
+        return usable[0]
+    raise SignInRefused(
+        f"{UNREAD}: it does not name its key (no kid) and the provider’s key set has "
+        f"{len(usable) or 'no'} {algorithm} key{'' if len(usable) == 1 else 's'}, so nobody was signed in. "
+        "Ask the provider’s administrator to put the key id (kid) in its ID tokens."
+    )
 
 
 class LocalBackend(ModelBackend):
@@ -91,13 +128,40 @@ class OIDCBackend(OIDCAuthenticationBackend):
                 f"{words}, so it was not trusted and nobody was signed in. Try signing in again."
             ) from None
 
-    def verify_token(self, token, **kwargs):
+    def retrieve_matching_jwk(self, token):
+        """The provider's key that signed `token` (the library's own lookup fails with KeyError on a token without
+        a `kid`, which OpenID Connect Core 10.1 allows when the provider has one key)."""
+        response = requests.get(
+            self.OIDC_OP_JWKS_ENDPOINT,
+            verify=self.get_settings("OIDC_VERIFY_SSL", True),
+            timeout=self.get_settings("OIDC_TIMEOUT", None),
+            proxies=self.get_settings("OIDC_PROXY", None),
+        )
+        response.raise_for_status()
         try:
-            return super().verify_token(token, **kwargs)
-        except SuspiciousOperation as exc:
+            header = jwt.get_unverified_header(token)
+            keys = response.json().get("keys")
+        except (jwt.InvalidTokenError, ValueError, AttributeError):
+            raise SignInRefused(f"{UNREAD}, so it was not trusted and nobody was signed in.") from None
+        try:
+            return jwt.PyJWK(signing_key(keys if isinstance(keys, list) else [], header))
+        except jwt.PyJWKError:
+            raise SignInRefused(f"{UNREAD}: the provider’s key for it is not usable. Nobody was signed in.") from None
+
+    def verify_token(self, token, **kwargs):
+        """The library's check in the product's words: the signature (with `retrieve_matching_jwk`), the claims
+        (`get_payload_data`) and the nonce."""
+        if self.OIDC_RP_SIGN_ALGO.startswith(("RS", "ES", "PS")):
+            key = self.retrieve_matching_jwk(token)
+        else:
+            key = self.OIDC_RP_CLIENT_SECRET
+        payload = self.get_payload_data(token, key)
+        if self.get_settings("OIDC_USE_NONCE", True) and kwargs.get("nonce") != payload.get("nonce"):
             raise SignInRefused(
-                f"The ID token could not be verified ({exc}), so nobody was signed in. Try signing in again."
-            ) from None
+                "The ID token was not issued for this sign-in (its nonce is not the one this browser sent), so it "
+                "was not trusted and nobody was signed in. Start again from the sign-in page."
+            )
+        return payload
 
     def get_or_create_user(self, access_token, id_token, payload):
         userinfo = self.get_userinfo(access_token, id_token, payload)

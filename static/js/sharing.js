@@ -46,6 +46,14 @@
     ids.forEach(function (id) { var node = article(id); if (node) thread.appendChild(node); });
   }
 
+  // The header's count follows the thread as turns are appended (or a branch operation changes the path).
+  function recount() {
+    var count = document.getElementById("share-count");
+    if (!count) return;
+    var n = thread.querySelectorAll(".message").length;
+    count.textContent = n + (n === 1 ? " message" : " messages");
+  }
+
   function end(message) {
     ended = true;
     var banner = document.getElementById("share-ended");
@@ -68,6 +76,7 @@
       var updated = document.getElementById("share-updated");
       if (updated) updated.hidden = false;
     } else if (data.type === "revoked") end();
+    if (data.type === "append" || data.type === "thread" || data.type === "done" || data.type === "error") recount();
   }
 
   function connect() {

@@ -8,10 +8,12 @@ it is flushed), and the tests' own database work goes through `orm()`, which run
 """
 
 import os
+import re
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from django.core.files.storage import default_storage
@@ -103,15 +105,64 @@ def check_open_pages(request, contexts) -> None:
     assert not problems, "\n\n".join(problems)
 
 
+class ScriptErrors:
+    """The console errors of the app's own scripts (anything served under /static/) and the uncaught errors of
+    every page of every context the test opens: any of them fails the test (in its teardown), except what the
+    test's `console_errors` marker allows (the patterns of what it provokes on purpose)."""
+
+    def __init__(self):
+        self.seen: list[str] = []
+
+    def watch_browser(self, browser) -> None:
+        new_context, new_page = browser.new_context, browser.new_page
+
+        def watched_context(*args, **kwargs):
+            context = new_context(*args, **kwargs)
+            self.watch_context(context)
+            return context
+
+        def watched_page(*args, **kwargs):
+            page = new_page(*args, **kwargs)
+            self.watch_page(page)
+            return page
+
+        browser.new_context, browser.new_page = watched_context, watched_page
+
+    def watch_context(self, context) -> None:
+        context.on("page", self.watch_page)
+
+    def watch_page(self, page) -> None:
+        page.on("console", lambda message: self.console(page, message))
+        page.on("pageerror", lambda error: self.seen.append(f"uncaught {error.name}: {error.message} on {page.url}"))
+
+    def console(self, page, message) -> None:
+        if message.type != "error":
+            return
+        where = message.location or {}
+        if not urlsplit(where.get("url", "")).path.startswith("/static/"):
+            return
+        self.seen.append(f"{message.text} ({where.get('url')}:{where.get('lineNumber')}) on {page.url}")
+
+    def check(self, request) -> None:
+        if getattr(request.node, "call_failed", True):
+            return
+        allowed = [re.compile(pattern) for mark in request.node.iter_markers("console_errors") for pattern in mark.args]
+        errors = [error for error in self.seen if not any(pattern.search(error) for pattern in allowed)]
+        assert not errors, "the app's scripts logged errors:\n" + "\n".join(errors)
+
+
 @pytest.fixture
 def browser(chromium, transactional_db, request):
     from playwright.sync_api import sync_playwright
 
+    script_errors = ScriptErrors()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=ARGS)
+        script_errors.watch_browser(browser)
         yield browser
         try:
             check_open_pages(request, browser.contexts)
+            script_errors.check(request)
         finally:
             browser.close()
 

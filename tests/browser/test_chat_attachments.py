@@ -4,7 +4,8 @@ import pytest
 from PIL import Image
 from playwright.sync_api import expect
 
-from tests.browser.conftest import screenshot
+from playground.chat.models import Message
+from tests.browser.conftest import orm, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
@@ -75,3 +76,46 @@ def test_a_chosen_file_can_be_removed_and_text_models_offer_no_attach_button(ope
     expect(page.get_by_role("list", name="Files to send").get_by_role("listitem")).to_have_count(1)
     expect(box).to_have_value("And this?")
     expect(page.locator('article[data-role="user"]')).to_have_count(0)
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_a_new_chats_first_attachment_is_not_sent_again_with_the_next_message(
+    open_chat, alice_page, catalog, png_file, tmp_path, width
+):
+    """Issue 37, item 3: the start page becomes the conversation in place; the files its first message took along
+    are not still waiting in the composer. (`open_chat` is not called: it removes the uploaded files after.)"""
+    second = tmp_path / "red-32x32.png"
+    Image.new("RGB", (32, 32), (220, 30, 30)).save(second, "PNG")
+    page = alice_page
+    page.set_viewport_size({"width": width, "height": 860})
+    page.goto("/")
+    page.get_by_label("Model", exact=True).select_option("local/vision")
+    choose(page, png_file)
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("What is in this picture?")
+    box.press("Enter")
+    page.wait_for_url("**/c/*/")
+    expect(page.locator('article[data-role="assistant"]').last).to_have_attribute(
+        "data-status", "complete", timeout=DONE
+    )
+    expect(page.get_by_role("list", name="Files to send")).to_be_hidden()
+
+    choose(page, second)
+    chips = page.get_by_role("list", name="Files to send").get_by_role("listitem")
+    expect(chips).to_have_count(1)
+    expect(chips).to_contain_text("red-32x32.png")
+    box.fill("And this one?")
+    box.press("Enter")
+    question = page.locator('article[data-role="user"]').nth(1)
+    expect(question.get_by_role("img", name="red-32x32.png")).to_be_visible()
+    expect(question.get_by_role("img")).to_have_count(1)
+    expect(page.locator('article[data-role="assistant"]').last).to_have_attribute(
+        "data-status", "complete", timeout=DONE
+    )
+    messages = orm(
+        lambda: [
+            list(message.attachments.values_list("name", flat=True))
+            for message in Message.objects.filter(role="user").order_by("pk")
+        ]
+    )
+    assert messages == [["blue-64x48.png"], ["red-32x32.png"]]

@@ -79,6 +79,14 @@ def test_one_click_sign_in_lands_in_the_groups_team_chats_on_its_connection_and_
     screenshot(page, "sso-login-1280")
     page.get_by_role("link", name="Sign in with Fake IdP").click()
     expect(page.locator(".usermenu summary")).to_contain_text("dana")
+    # An account of the provider has no password here to change, at desktop and phone width.
+    for size in ({"width": 1440, "height": 900}, PHONE):
+        page.set_viewport_size(size)
+        page.locator(".usermenu summary").click()
+        expect(page.locator(".usermenu .menu").get_by_role("link", name="Shared links")).to_be_visible()
+        expect(page.get_by_role("link", name="Change password")).to_have_count(0)
+        page.locator(".usermenu summary").click()
+    page.set_viewport_size({"width": 1280, "height": 860})
     dana = orm(get_user_model().objects.get, username="dana")
     assert orm(lambda: list(Membership.objects.filter(user=dana).values_list("team__name", "role"))) == [
         ("Demos", "member")

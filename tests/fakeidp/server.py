@@ -5,7 +5,8 @@ mozilla-django-oidc). It signs in `FakeIdP.person` without asking (an IdP sessio
 playground is the whole sign-in), checks what a real provider checks at the token endpoint (the client's id and
 secret, the code once, the redirect URI, the PKCE verifier for S256), and can be told to misbehave through
 `FakeIdP.tamper` for the negative tests: "issuer", "audience", "expired", "signature" (signed by a key the JWKS does
-not hold, under the same kid), "nonce".
+not hold, under the same kid), "nonce", "unknown-kid" (a kid the JWKS does not hold), "no-kid" (a header without
+kid: allowed of a provider with one key) and "no-kid-two-keys" (the same, with two keys in the JWKS).
 """
 
 import base64
@@ -89,7 +90,16 @@ class FakeIdP:
         if nonce:
             claims["nonce"] = "not-the-nonce" if self.tamper == "nonce" else nonce
         key = self.other_key if self.tamper == "signature" else self.key
-        return jwt.encode({"alg": "RS256", "kid": KID}, claims, key)
+        header = {"alg": "RS256", "kid": "fake-idp-key-9" if self.tamper == "unknown-kid" else KID}
+        if self.tamper.startswith("no-kid"):
+            del header["kid"]
+        return jwt.encode(header, claims, key)
+
+    def jwks(self) -> dict:
+        keys = [self.key.as_dict(private=False) | {"alg": "RS256", "use": "sig"}]
+        if self.tamper == "no-kid-two-keys":
+            keys.append(self.other_key.as_dict(private=False) | {"alg": "RS256", "use": "sig", "kid": "fake-idp-key-2"})
+        return {"keys": keys}
 
 
 def _challenge(verifier: str) -> str:
@@ -121,7 +131,7 @@ def handler_for(idp: FakeIdP):
             if url.path == "/.well-known/openid-configuration":
                 return self._json(idp.discovery())
             if url.path == "/jwks":
-                return self._json({"keys": [idp.key.as_dict(private=False) | {"alg": "RS256", "use": "sig"}]})
+                return self._json(idp.jwks())
             if url.path == "/authorize":
                 return self._authorize(query)
             if url.path == "/userinfo":

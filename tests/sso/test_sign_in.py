@@ -6,7 +6,9 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from playground.operators.models import AuditEvent
+from playground.sso.backends import signing_key
 from playground.sso.models import Identity
+from playground.sso.services import SignInRefused
 from tests.sso.conftest import authorize, sign_in, signed_in_user
 
 pytestmark = pytest.mark.django_db
@@ -86,7 +88,9 @@ def test_the_required_group_refuses_everyone_outside_it_in_words(client, idp, se
         ("audience", "issued for another application"),
         ("expired", "ID token has expired"),
         ("signature", "signature does not match"),
-        ("nonce", "Nonce verification failed"),
+        ("nonce", "not issued for this sign-in (its nonce is not the one this browser sent)"),
+        ("unknown-kid", "the provider’s key set has no RS256 key named “fake-idp-key-9”"),
+        ("no-kid-two-keys", "it does not name its key (no kid) and the provider’s key set has 2 RS256 keys"),
     ],
 )
 def test_a_bad_id_token_signs_nobody_in_and_says_why(client, idp, tamper, words):
@@ -96,6 +100,39 @@ def test_a_bad_id_token_signs_nobody_in_and_says_why(client, idp, tamper, words)
     assert words in response.content.decode()
     assert signed_in_user(client) is None
     assert not get_user_model().objects.exists()
+
+
+def test_an_id_token_without_a_kid_is_accepted_from_a_provider_with_one_key(client, idp):
+    idp.tamper = "no-kid"
+    response = sign_in(client)
+    assert response.status_code == 302, response.content.decode()
+    assert signed_in_user(client).email == "dana@example.com"
+
+
+@pytest.mark.parametrize(
+    "keys, header, found",
+    [
+        ([{"kty": "RSA", "kid": "a"}], {"alg": "RS256"}, "a"),
+        ([{"kty": "RSA", "kid": "a"}, {"kty": "EC", "kid": "b"}], {"alg": "ES256"}, "b"),
+        (
+            [{"kty": "RSA", "kid": "a", "alg": "RS256"}, {"kty": "RSA", "kid": "b", "alg": "RS512"}],
+            {"alg": "RS512"},
+            "b",
+        ),
+        ([{"kty": "RSA", "kid": "a"}, {"kty": "RSA", "kid": "b"}], {"alg": "RS256", "kid": "b"}, "b"),
+        ([{"kty": "RSA", "kid": "a"}, {"kty": "RSA", "kid": "b", "use": "enc"}], {"alg": "RS256"}, "a"),
+        ([{"kty": "RSA", "kid": "a"}, {"kty": "RSA", "kid": "b"}], {"alg": "RS256"}, None),
+        ([], {"alg": "RS256"}, None),
+        ([{"kty": "RSA", "kid": "a"}], {"alg": "RS256", "kid": "z"}, None),
+        ([{"kty": "RSA", "kid": "a", "alg": "RS256"}], {"alg": "ES256"}, None),
+    ],
+)
+def test_the_signing_key_is_the_kids_or_the_one_key_of_the_tokens_algorithm(keys, header, found):
+    if found is None:
+        with pytest.raises(SignInRefused):
+            signing_key(keys, header)
+    else:
+        assert signing_key(keys, header)["kid"] == found
 
 
 def test_a_replayed_state_is_refused_before_the_provider_is_asked(client, idp):
@@ -193,3 +230,16 @@ def test_pages_allow_only_the_providers_origin_besides_their_own_as_a_form_targe
     assert f"form-action 'self' {idp.url};" in client.get("/accounts/login/")["Content-Security-Policy"]
     settings.OIDC_ISSUER = ""
     assert "form-action 'self';" in client.get("/accounts/login/")["Content-Security-Policy"]
+
+
+def test_a_single_sign_on_account_is_offered_no_password_change(client, idp, alice):
+    sign_in(client)
+    page = client.get("/teams/").content.decode()
+    assert "Change password" not in page
+    form = client.get("/accounts/password/").content.decode()
+    assert "Your account signs in with Fake IdP: it has no password here" in form
+    assert 'name="old_password"' not in form
+
+    client.force_login(alice)  # a password account keeps its entry
+    assert "Change password" in client.get("/teams/").content.decode()
+    assert 'name="old_password"' in client.get("/accounts/password/").content.decode()

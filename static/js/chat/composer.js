@@ -7,6 +7,8 @@
 
   function composer() { return document.getElementById("composer"); }
 
+  var awaitingSettings = false; // a send waits for the panel's pending save (settingsPending)
+
   function client() { return window.ChatClient; }
 
   function running() { return client() ? client().streaming().length > 0 : false; }
@@ -16,7 +18,7 @@
   function update() {
     var form = composer();
     if (!form) return;
-    var sending = posting();
+    var sending = posting() || awaitingSettings;
     var busy = sending || running();
     var send = form.querySelector("#send-button");
     var stop = form.querySelector("#stop-button");
@@ -118,12 +120,30 @@
     return event.target && event.target.id === "composer";
   }
 
+  // A settings change not yet saved goes first (panel.js saves 150 ms after a change): the message goes once the
+  // save is answered, so it is sent with what the panel shows. A refused setting keeps the message here.
+
+  function settingsPending(form) {
+    var playground = window.Playground;
+    if (!playground || !playground.whenSettingsSaved || form.getAttribute("hx-target") !== "#message-list") return false;
+    return !playground.whenSettingsSaved(function (refused) {
+      awaitingSettings = false;
+      update();
+      if (refused) showError("A setting in the panel has an error: fix it, then send again.");
+      else if (composer()) composer().requestSubmit();
+    });
+  }
+
   // One message at a time, and never an empty one (a blank box is refused here rather than by the server).
   document.addEventListener("htmx:beforeRequest", function (event) {
     if (!isComposer(event)) return;
     var input = event.target.querySelector("textarea");
-    if (posting() || running() || !input || !input.value.trim()) event.preventDefault();
-    else if (sendOverSocket(event.target)) {
+    if (awaitingSettings || posting() || running() || !input || !input.value.trim()) event.preventDefault();
+    else if (settingsPending(event.target)) {
+      event.preventDefault();
+      awaitingSettings = true;
+      update();
+    } else if (sendOverSocket(event.target)) {
       event.preventDefault();
       update();
     }
@@ -167,6 +187,7 @@
     if (link) link.setAttribute("aria-current", "page");
     if (link && title) {
       title.textContent = link.querySelector(".conversation-title").textContent;
+      title.title = title.textContent; // cut to one line: the whole title on hover
       document.title = title.textContent + " · Playground";
     }
   });

@@ -80,6 +80,67 @@
     if (form && !event.target.dataset.switch && window.htmx) window.htmx.trigger(form, "settings-change");
   });
 
+  // A change is saved 150 ms later (a slider dragged or a number typed saves once). A send does not wait for that
+  // delay: it asks for the save at once and goes when the answer is in, so what the panel shows when Send is
+  // pressed is what goes upstream. `asked` counts the changes; `answered` is the latest change a save answered.
+  var asked = 0;
+  var answered = 0;
+  var issued = 0;
+  var saveTimer = null;
+  var waiting = [];
+
+  function save() {
+    clearTimeout(saveTimer);
+    saveTimer = null;
+    var form = document.getElementById("settings-form");
+    if (form && window.htmx) window.htmx.trigger(form, "settings-save");
+  }
+
+  document.addEventListener("settings-change", function (event) {
+    if (event.target.id !== "settings-form") return;
+    asked += 1;
+    clearTimeout(saveTimer);
+    saveTimer = setTimeout(save, 150);
+  });
+
+  // Calls `then(refused)` once the panel's latest change is saved (`refused`: the panel holds an error, so the
+  // conversation still has its previous settings); returns true when nothing is pending (and calls nothing).
+  function whenSaved(then) {
+    if (answered >= asked) return true;
+    waiting.push(then);
+    if (issued < asked) save();
+    return false;
+  }
+
+  function answeredUpTo(count) {
+    answered = Math.max(answered, count);
+    if (answered < asked) return;
+    var panel = document.getElementById("panel");
+    var refused = !!(panel && panel.querySelector("#settings-form .errorlist li"));
+    var calls = waiting;
+    waiting = [];
+    calls.forEach(function (then) { then(refused); });
+  }
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var elt = event.detail && event.detail.elt;
+    if (!elt || elt.id !== "settings-form") return;
+    event.detail.xhr.settingsAsked = asked;
+    issued = Math.max(issued, asked);
+  });
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var count = event.detail.xhr && event.detail.xhr.settingsAsked;
+    if (count === undefined) return;
+    // A save that failed (no answer, or an error status) is asked again by the next send.
+    if (event.detail.successful) answeredUpTo(count);
+    else {
+      issued = answered;
+      var calls = waiting;
+      waiting = [];
+      calls.forEach(function (then) { then(true); });
+    }
+  });
+
   // A panel answer older than the user's latest edit is not swapped in: it would put back what the panel held
   // when it was sent (a function just added with the builder, a number being typed), and drop the save that edit
   // has pending. The save of the latest edit brings the panel back.
@@ -140,6 +201,9 @@
   document.addEventListener("click", function (event) {
     if (event.target.closest("[data-toggle-panel]")) togglePanel();
   });
+
+  window.Playground = window.Playground || {};
+  window.Playground.whenSettingsSaved = whenSaved;
 
   if (localStorage.getItem("chat-panel-collapsed")) workspace.classList.add("panel-collapsed");
   syncPanelToggle();

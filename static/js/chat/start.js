@@ -38,7 +38,10 @@
     document.title = page.title;
     take(".chat-toolbar", page);
     take("#chat-panel", page);
-    take("#composer", page);
+    var composer = take("#composer", page);
+    // The message is sent: what waited for it (its attachments, the request preview) starts over, as after any
+    // send (composer.js's own `sent` does not run: this answer was not swapped into the thread).
+    (composer || document).dispatchEvent(new CustomEvent("chat:sent", { bubbles: true }));
     // What only a conversation's page has: the connection banner, the compare form, the branch forms.
     var banner = page.getElementById("connection-banner");
     if (banner && !document.getElementById("connection-banner")) thread.parentNode.insertBefore(banner, thread);
