@@ -151,11 +151,13 @@ def get_share(request, pk) -> Share:
 
 
 class LinkGone(Http404):
-    """A share link that cannot be opened; `expired` when it was (a 410 page says so), else revoked or unknown."""
+    """A share link that cannot be opened; `expired` when it was (a 410 page says so), `sign_in` (the link's
+    visibility) when it is for signed-in users or a team's members and the visitor is not signed in, else revoked
+    or unknown."""
 
-    def __init__(self, expired: bool = False):
+    def __init__(self, expired: bool = False, sign_in: str = ""):
         super().__init__("This link expired." if expired else "No such link.")
-        self.expired = expired
+        self.expired, self.sign_in = expired, sign_in
 
 
 def get_public_share(token: str, user) -> Share:
@@ -163,7 +165,9 @@ def get_public_share(token: str, user) -> Share:
     viewer or its owner was deactivated."""
     share = Share.objects.served().filter(token=token).first()
     if share is None or not share.visible_to(user):
-        raise LinkGone(expired=share is not None and share.expired)
+        expired = share is not None and share.expired
+        anonymous = not (user and user.is_authenticated)
+        raise LinkGone(expired=expired, sign_in=share.visibility if share and not expired and anonymous else "")
     return share
 
 

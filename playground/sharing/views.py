@@ -7,6 +7,7 @@ from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST, require_safe
 
 from playground import inputs
@@ -43,12 +44,22 @@ def gone_page(view):
         try:
             return view(request, *args, **kwargs)
         except LinkGone as gone:
-            return _private(gone_response(request, gone.expired))
+            return _private(gone_response(request, gone.expired, gone.sign_in))
 
     return wrapper
 
 
-def gone_response(request, expired: bool):
+def gone_response(request, expired: bool, sign_in: str = ""):
+    if sign_in:
+        who = "the members of a team" if sign_in == Share.TEAM else "the signed-in users of this playground"
+        context = {
+            "title": "Sign in to open this link",
+            "words": f"This link is shared with {who} only.",
+            "next_step": "Sign in, and the link opens.",
+            "back_url": f"{reverse('accounts:login')}?{urlencode({'next': request.get_full_path()})}",
+            "back_label": "Sign in",
+        }
+        return render(request, "problem.html", context, status=404)
     if expired:
         context = {
             "title": "This link expired",

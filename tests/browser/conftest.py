@@ -152,10 +152,14 @@ class ScriptErrors:
 
 
 @pytest.fixture
-def browser(chromium, transactional_db, request):
+def script_errors():
+    return ScriptErrors()
+
+
+@pytest.fixture
+def browser(chromium, transactional_db, request, script_errors):
     from playwright.sync_api import sync_playwright
 
-    script_errors = ScriptErrors()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=ARGS)
         script_errors.watch_browser(browser)

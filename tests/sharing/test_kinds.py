@@ -16,6 +16,7 @@ from playground.batches.models import Batch
 from playground.connections.models import ensure_local_connection
 from playground.sharing.models import Share
 from playground.speech.models import SpeechClip
+from tests.conftest import PASSWORD
 from tests.sharing.conftest import AUDIO
 
 pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
@@ -185,3 +186,25 @@ def test_editing_one_setting_of_a_link_keeps_the_others(alice_client, make_share
     after = Share.objects.values(*fields).get(pk=share.pk)
     changed = {key for key in fields if before[key] != after[key]}
     assert changed == ({"expires"} if setting == "expiry" else {setting}), (before, after)
+
+
+@pytest.mark.parametrize("visibility", [Share.SIGNED_IN, Share.TEAM])
+def test_an_anonymous_visitor_of_a_signed_in_link_is_told_to_sign_in_and_comes_back(
+    client, alice, bob, make_share, conversation, visibility
+):
+    """Issue 37.9: not "revoked, or it never existed", but that it needs signing in, with the sign-in link that
+    comes back to it (`?next=`); a signed-in user it is not for still meets the 404 that says nothing."""
+    share = make_share(conversation, visibility=Share.SIGNED_IN)
+    Share.objects.filter(pk=share.pk).update(visibility=visibility)
+    url = reverse("sharing:view", args=[share.token])
+    response = client.get(url)
+    page = response.content.decode()
+    assert response.status_code == 404 and "<h1>Sign in to open this link</h1>" in page
+    assert "revoked" not in page and f'href="/accounts/login/?next={url.replace("/", "%2F")}">Sign in</a>' in page
+    signed_in = client.post(reverse("accounts:login") + f"?next={url}", {"username": "bob", "password": PASSWORD})
+    assert signed_in.status_code == 302 and signed_in["Location"] == url
+    followed = client.get(url)
+    if visibility == Share.SIGNED_IN:
+        assert followed.status_code == 200
+    else:  # bob is no member of the link's team: the page tells him nothing more
+        assert followed.status_code == 404 and "revoked by its owner, or it never existed" in followed.content.decode()
