@@ -25,3 +25,6 @@ if WORKER:
     if REDIS_URL:
         CACHES["default"]["KEY_PREFIX"] = f"{CACHES['default'].get('KEY_PREFIX', '')}-{WORKER}"
         CHANNEL_LAYERS["default"]["CONFIG"]["prefix"] = f"asgi-{WORKER}"
+
+# A throwaway feature app that declares a share kind (tests/sharing/test_new_kind.py adds it to SHARE_KINDS).
+INSTALLED_APPS = [*INSTALLED_APPS, "tests.sharing.kindapp"]  # noqa: F405

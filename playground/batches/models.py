@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.shortcuts import get_object_or_404
 
+from playground.sharing.models import share_links
+
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 CANCELLABLE = ("in_queue", "in_progress", "validating")
 BADGES = {
@@ -37,6 +39,7 @@ class BatchQuerySet(models.QuerySet):
 class Batch(models.Model):
     """A batch the user submitted to a provider; `data` is the provider's last batch object."""
 
+    shares = share_links()  # its share links: deleting it deletes them
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="batches")
     connection = models.ForeignKey("connections.Connection", on_delete=models.CASCADE, related_name="batches")
     remote_id = models.CharField(max_length=200)

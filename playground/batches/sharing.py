@@ -16,7 +16,7 @@ BATCH_ROWS = 1000  # a batch share shows at most this many requests
 
 class BatchKind(Kind):
     name, label, plural = "batch", "Batch", "Batches"
-    model, field = "batches.Batch", "batch"
+    model, template = "batches.Batch", "batches/shared.html"
     fork_words = ", its requests and results (nothing is sent again),"
 
     def get(self, request, pk):
@@ -65,7 +65,7 @@ class BatchKind(Kind):
 
     def code(self, item, base_url):
         filename = item.input_filename or "requests.jsonl"
-        generated = snippets.batch(
+        generated = batch_snippets(
             base_url,
             filename=filename,
             metadata=item.metadata,
@@ -103,3 +103,52 @@ def batch_content(batch: Batch) -> dict:
     except UpstreamError as error:
         content["note"] = f"The provider did not return the batch's files ({error.message}); only its status is shared."
     return content
+
+
+def batch_snippets(
+    base_url: str, *, filename: str, metadata: dict, completion_window: str = "24h"
+) -> list[snippets.Snippet]:
+    create = {"endpoint": "/v1/chat/completions", "completion_window": completion_window}
+    if metadata:
+        create["metadata"] = metadata
+    files_url, batches_url = snippets.endpoint(base_url, "files"), snippets.endpoint(base_url, "batches")
+    curl = (
+        f"FILE_ID=$(curl -sS --fail-with-body {files_url} \\\n"
+        f'  -H "Authorization: Bearer ${snippets.KEY_VARIABLE}" \\\n'
+        f"  -F purpose=batch -F file=@{filename} \\\n"
+        "  | python3 -c 'import json, sys; print(json.load(sys.stdin)[\"id\"])')\n"
+        f"curl -sS --fail-with-body {batches_url} \\\n"
+        f'  -H "Authorization: Bearer ${snippets.KEY_VARIABLE}" \\\n'
+        '  -H "Content-Type: application/json" \\\n'
+        f"  -d \"$(python3 -c 'import json, sys; print(json.dumps({{**json.loads(sys.argv[1]), "
+        f'"input_file_id": sys.argv[2]}}))\' {json.dumps(json.dumps(create))} "$FILE_ID")"\n'
+    )
+    python = (
+        snippets.openai_head(base_url) + f"with open({filename!r}, 'rb') as requests:\n"
+        '    uploaded = client.files.create(file=requests, purpose="batch")\n'
+        f"batch = client.batches.create(\n    input_file_id=uploaded.id,\n{snippets.py_kwargs(create)})\n"
+        "print(batch.id, batch.status)\n"
+    )
+    js = (
+        'import { readFile } from "node:fs/promises";\n\n'
+        f"const auth = {{ {snippets.AUTH_JS} }};\n"
+        "const form = new FormData();\n"
+        'form.append("purpose", "batch");\n'
+        f'form.append("file", new Blob([await readFile({json.dumps(filename)})]), {json.dumps(filename)});\n'
+        f'const uploaded = await fetch({json.dumps(files_url)}, {{ method: "POST", headers: auth, body: form }});\n'
+        "if (!uploaded.ok) throw new Error(`${uploaded.status} ${await uploaded.text()}`);\n"
+        "const file = await uploaded.json();\n"
+        f"const response = await fetch({json.dumps(batches_url)}, {{\n"
+        '  method: "POST",\n'
+        '  headers: { ...auth, "Content-Type": "application/json" },\n'
+        f"  body: JSON.stringify({{ input_file_id: file.id, ...{snippets.json_text(create)} }}),\n"
+        "});\n"
+        "if (!response.ok) throw new Error(`${response.status} ${await response.text()}`);\n"
+        "const created = await response.json();\n"
+        "console.log(created.id, created.status);\n"
+    )
+    return [
+        snippets.Snippet("curl", "shell", curl),
+        snippets.Snippet("Python", "python", python),
+        snippets.Snippet("JavaScript", "javascript", js),
+    ]

@@ -15,6 +15,7 @@ from playground import inputs
 from playground.chat.tree import path_of
 from playground.lib import files
 from playground.lib.markdown.cache import rendered
+from playground.sharing.models import share_links
 
 TITLE_LENGTH = 60
 
@@ -39,6 +40,7 @@ class ConversationQuerySet(models.QuerySet):
 
 
 class Conversation(models.Model):
+    shares = share_links()  # its share links: deleting it deletes them
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations")
     title = models.CharField(max_length=200, blank=True)
     system_prompt = models.TextField(blank=True)

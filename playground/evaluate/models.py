@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.shortcuts import get_object_or_404
 
+from playground.sharing.models import share_links
+
 MAX_VARIANTS = 4
 MAX_CASES = 1000
 VARIANT_LABELS = "ABCD"
@@ -15,6 +17,7 @@ class EvaluationQuerySet(models.QuerySet):
 
 
 class Evaluation(models.Model):
+    shares = share_links()  # its share links: deleting it deletes them
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="evaluations")
     title = models.CharField(max_length=100)
     connection = models.ForeignKey(

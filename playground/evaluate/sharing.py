@@ -15,7 +15,7 @@ CELL_FIELDS += ["ttft_ms", "latency_ms"]
 
 class EvaluationKind(Kind):
     name, label, plural = "evaluation", "Evaluation", "Evaluations"
-    model, field = "evaluate.Evaluation", "evaluation"
+    model, template = "evaluate.Evaluation", "evaluate/shared.html"
     library = False  # shared "Team members only", it is listed in the library, but never moved there
     fork_words = ", its template, variants, cases and graders editable, its results kept as a record,"
 

@@ -2,6 +2,8 @@ from django.conf import settings
 from django.db import models
 from django.shortcuts import get_object_or_404
 
+from playground.sharing.models import share_links
+
 
 class RerankRunQuerySet(models.QuerySet):
     def for_user(self, user):
@@ -11,6 +13,7 @@ class RerankRunQuerySet(models.QuerySet):
 class RerankRun(models.Model):
     """One rerank call: its inputs (so it can be reopened and rerun) and what the provider answered."""
 
+    shares = share_links()  # its share links: deleting it deletes them
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="rerank_runs")
     connection = models.ForeignKey(
         "connections.Connection", null=True, on_delete=models.SET_NULL, related_name="rerank_runs"

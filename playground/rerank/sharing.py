@@ -12,7 +12,7 @@ from playground.sharing.kinds import Kind
 
 class RerankKind(Kind):
     name, label, plural = "rerank", "Rerank run", "Rerank runs"
-    model, field = "rerank.RerankRun", "rerank_run"
+    model, template = "rerank.RerankRun", "rerank/shared.html"
 
     def get(self, request, pk):
         return get_run(request, pk)
@@ -62,7 +62,7 @@ class RerankKind(Kind):
 
     def code(self, item, base_url):
         body = services.request_body(model=item.model, query=item.query, documents=item.documents, params=item.params)
-        return snippets.rerank(base_url, body), []
+        return rerank_snippets(base_url, body), []
 
 
 def run_dict(run: RerankRun) -> dict:
@@ -79,3 +79,23 @@ def run_dict(run: RerankRun) -> dict:
         "created": run.created.isoformat(),
         "request": services.request_body(model=run.model, query=run.query, documents=run.documents, params=run.params),
     }
+
+
+def rerank_snippets(base_url: str, body: dict) -> list[snippets.Snippet]:
+    url = snippets.endpoint(base_url, "rerank")
+    python = (
+        snippets.HTTPX_HEAD + f"body = {snippets.py(body, 0)}\n"
+        f"response = httpx.post({url!r}, headers=headers, json=body, timeout=120)\n"
+        "response.raise_for_status()\n"
+        'for item in response.json()["results"]:\n'
+        '    print(item["index"], item["relevance_score"])\n'
+    )
+    js = snippets.js(url, body) + (
+        "const data = await response.json();\n"
+        "for (const item of data.results) console.log(item.index, item.relevance_score);\n"
+    )
+    return [
+        snippets.Snippet("curl", "shell", snippets.curl_json(url, body)),
+        snippets.Snippet("Python", "python", python),
+        snippets.Snippet("JavaScript", "javascript", js),
+    ]

@@ -53,18 +53,3 @@ class ForkForm(forms.Form):
     def __init__(self, *args, connections=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["connection"].choices = [(c.pk, c.name) for c in connections]
-
-
-class ImportForm(forms.Form):
-    file = forms.FileField(required=False, label="A conversation exported as JSON")
-    text = forms.CharField(
-        required=False,
-        label="Or paste JSON: an export, or an OpenAI messages array",
-        widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false", "class": "mono"}),
-    )
-
-    def clean(self):
-        cleaned = super().clean()
-        if not cleaned.get("file") and not (cleaned.get("text") or "").strip():
-            raise forms.ValidationError("file: choose a JSON file, or paste JSON below.")
-        return cleaned

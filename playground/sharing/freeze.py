@@ -20,11 +20,9 @@ def title_of(source) -> str:
 
 
 def new_share(owner, source, **fields) -> Share:
-    """An unsaved link to `source` (its kind, its field and its title set)."""
+    """An unsaved link to `source` (its kind and its title set)."""
     kind = kinds.of(source)
-    share = Share(owner=owner, kind=kind.name, title=kind.title(source)[:200], **fields)
-    setattr(share, kind.field, source)
-    return share
+    return Share(owner=owner, kind=kind.name, source=source, title=kind.title(source)[:200], **fields)
 
 
 def freeze(share: Share) -> None:

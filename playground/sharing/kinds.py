@@ -1,27 +1,31 @@
 """What can be shared: each feature declares its kind in its own `sharing.py`, listed by dotted path in
 settings.SHARE_KINDS (as Django loads MIDDLEWARE). Sharing keeps the tokens, visibility, expiry, frozen files and
-the viewer's shell; everything that knows a feature's rows is the kind's.
+the viewer's shell; everything that knows a feature's rows is the kind's: its page template, its snippets, the
+owner check, the routes it adds. The source model declares `shares = share_links()` (sharing.models) so that
+deleting it deletes its links.
 
-A kind is one class in its app; sharing never imports a feature, it asks the registry.
+A kind is one class in its app; sharing never imports a feature nor names one, it asks the registry.
 """
 
 from functools import cache
 
 from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.http import Http404
 from django.utils.module_loading import import_string
 
 
 class NotShareable(Exception):
-    """The source cannot be shared as it is (e.g. a clip still streaming); the message says why."""
+    """The source cannot be shared as it is (e.g. still being made); the message says why."""
 
 
 class Kind:
-    name = ""  # the share's `kind` and the word in URLs: "conversation"
-    label = ""  # "Conversation"
-    plural = ""  # "Conversations": the team library's heading
-    model = ""  # the source's model label: "chat.Conversation"
-    field = ""  # the Share field that points at the source
+    name = ""  # the share's `kind` and the word in URLs
+    label = ""  # what one is called, capitalised: the share page's kicker
+    plural = ""  # the team library's heading
+    model = ""  # the source's model label, "app_label.ModelName"
+    template = ""  # the share page, extending "sharing/_share_base.html"
     library = True  # may be moved to a team library
     live = False  # its links may follow the source live
     forkable = True
@@ -75,7 +79,7 @@ class Kind:
         return f"{self.name}-{item.pk}"
 
     def urls(self) -> list:
-        """More routes of the kind under the sharing namespace (a conversation's export and import)."""
+        """More routes of the kind under the sharing namespace (an export, an import, a count of viewers)."""
         return []
 
 
@@ -83,6 +87,12 @@ class Kind:
 def registry() -> dict[str, Kind]:
     kinds = [import_string(path)() for path in settings.SHARE_KINDS]
     return {kind.name: kind for kind in kinds}
+
+
+@receiver(setting_changed)
+def _forget(setting, **kwargs) -> None:
+    if setting == "SHARE_KINDS":
+        registry.cache_clear()
 
 
 def all_kinds() -> list[Kind]:
@@ -97,8 +107,13 @@ def get(name: str) -> Kind:
 
 
 def of(source) -> Kind:
-    """The kind of a source row (a Conversation, a RerankRun, …)."""
-    label = source._meta.label
+    """The kind of a source row."""
+    return of_model(source)
+
+
+def of_model(model) -> Kind:
+    """The kind whose source is `model` (a model class or one of its rows)."""
+    label = model._meta.label
     for kind in registry().values():
         if kind.model == label:
             return kind

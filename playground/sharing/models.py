@@ -1,4 +1,8 @@
-"""Share links: a token that shows a frozen copy of one conversation, rerank run, speech clip, batch or evaluation."""
+"""Share links: a token that shows a frozen copy of one item of any kind that a feature declares (kinds.py).
+
+A link points at its source generically (a content type and a row id); each source model holds a
+`GenericRelation` to `Share` (`share_links()` below), so deleting the source deletes its links and their files.
+"""
 
 import logging
 import secrets
@@ -8,6 +12,8 @@ from pathlib import Path
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.contrib.contenttypes.fields import GenericForeignKey, GenericRelation
+from django.contrib.contenttypes.models import ContentType
 from django.db import models, transaction
 from django.db.models.signals import post_delete
 from django.dispatch import receiver
@@ -50,7 +56,11 @@ class ShareQuerySet(models.QuerySet):
         return self.annotate(watching_now=models.Count("watchers", filter=models.Q(watchers__seen__gte=cutoff)))
 
     def for_source(self, source):
-        return self.filter(**{Share.field_for(source): source})
+        # By the type's natural key, not a cached id: a long-lived process never reads a stale one.
+        meta = source._meta
+        return self.filter(
+            source_type__app_label=meta.app_label, source_type__model=meta.model_name, source_id=source.pk
+        )
 
     def served(self):
         """Links that open at all: a deactivated owner's links stop (and come back when they are reactivated)."""
@@ -58,15 +68,6 @@ class ShareQuerySet(models.QuerySet):
 
 
 class Share(models.Model):
-    CONVERSATION, RERANK, SPEECH, BATCH = "conversation", "rerank", "speech", "batch"
-    EVALUATION = "evaluation"
-    KINDS = [
-        (CONVERSATION, "Conversation"),
-        (RERANK, "Rerank run"),
-        (SPEECH, "Speech clip"),
-        (BATCH, "Batch"),
-        (EVALUATION, "Evaluation"),
-    ]
     ANYONE, SIGNED_IN, TEAM = "anyone", "signed_in", "team"
     VISIBILITIES = [
         (ANYONE, "Anyone with the link"),
@@ -76,13 +77,11 @@ class Share(models.Model):
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="shares")
     token = models.CharField(max_length=64, unique=True, default=new_token, editable=False)
-    kind = models.CharField(max_length=16, choices=KINDS)
-    # Exactly one source is set; deleting the source deletes its links (and their frozen files).
-    conversation = models.ForeignKey("chat.Conversation", null=True, on_delete=models.CASCADE, related_name="+")
-    rerank_run = models.ForeignKey("rerank.RerankRun", null=True, on_delete=models.CASCADE, related_name="+")
-    speech_clip = models.ForeignKey("speech.SpeechClip", null=True, on_delete=models.CASCADE, related_name="+")
-    batch = models.ForeignKey("batches.Batch", null=True, on_delete=models.CASCADE, related_name="+")
-    evaluation = models.ForeignKey("evaluate.Evaluation", null=True, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=40, help_text="The declared kind's name (kinds.py); set from the source.")
+    # The source, of any kind; its model's share_links() relation deletes its links (and their frozen files).
+    source_type = models.ForeignKey(ContentType, on_delete=models.CASCADE, related_name="+")
+    source_id = models.PositiveBigIntegerField()
+    source = GenericForeignKey("source_type", "source_id")
     title = models.CharField(max_length=200)
     titled = models.BooleanField(default=False, help_text="The owner chose the title: an update keeps it.")
     visibility = models.CharField(max_length=16, choices=VISIBILITIES, default=ANYONE)
@@ -100,21 +99,23 @@ class Share(models.Model):
 
     class Meta:
         ordering = ["-created", "-pk"]
+        indexes = [models.Index(fields=["source_type", "source_id"], name="share_source")]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()}: {self.title}"
+        return f"{self.kind_label}: {self.title}"
 
-    @staticmethod
-    def field_for(source) -> str:
-        return kinds.of(source).field
+    def save(self, *args, **kwargs):
+        if not self.kind and self.source_type_id:
+            self.kind = kinds.of_model(self.source_type.model_class()).name
+        super().save(*args, **kwargs)
 
     @property
     def declared_kind(self) -> "kinds.Kind":
         return kinds.get(self.kind)
 
     @property
-    def source(self):
-        return getattr(self, self.declared_kind.field)
+    def kind_label(self) -> str:
+        return self.declared_kind.label
 
     @property
     def group(self) -> str:
@@ -143,6 +144,11 @@ class Share(models.Model):
 
     def count_view(self) -> None:
         Share.objects.filter(pk=self.pk).update(views=models.F("views") + 1, last_viewed=timezone.now())
+
+
+def share_links():
+    """The relation a source model declares (`shares = share_links()`): deleting the source deletes its links."""
+    return GenericRelation(Share, content_type_field="source_type", object_id_field="source_id")
 
 
 def get_share(request, pk) -> Share:
@@ -176,7 +182,7 @@ def frozen_name(share_pk: int, suffix: str) -> str:
 
 
 class SharedFile(models.Model):
-    """A copy of an attachment or a clip, made when the share was made or updated, served under its token."""
+    """A copy of one of the source's files, made when the share was made or updated, served under its token."""
 
     share = models.ForeignKey(Share, on_delete=models.CASCADE, related_name="files")
     key = models.CharField(max_length=64, help_text="What the frozen content calls it (e.g. attachment-12).")
@@ -236,6 +242,8 @@ WATCH_BEAT = 15
 WATCH_STALE = 45
 
 
-def watching(conversation_id: int) -> int:
+def watching(source) -> int:
+    """How many follow the source live now (its links' open sockets)."""
     cutoff = timezone.now() - timedelta(seconds=WATCH_STALE)
-    return Watcher.objects.filter(share__conversation_id=conversation_id, seen__gte=cutoff).count()
+    links = Share.objects.for_source(source)
+    return Watcher.objects.filter(share__in=links, seen__gte=cutoff).count()

@@ -5,12 +5,11 @@ from playground.sharing.models import TOKEN_PATTERN
 
 app_name = "sharing"
 
-# Each kind's own routes first (a conversation's export, import and "N watching"), in this namespace.
+# Each kind's own routes first (its export, import, ...), in this namespace.
 urlpatterns = [route for kind in kinds.all_kinds() for route in kind.urls()]
 urlpatterns += [
     path("shared/", views.index, name="index"),
     path("shared/<str:kind>/<int:pk>/", views.source, name="source"),
-    path("code/voice/", views.voice_code, name="voice-code"),
     path("code/<str:kind>/<int:pk>/", views.code, name="code"),
     path("shared/links/<int:pk>/update/", views.update, name="update"),
     path("shared/links/<int:pk>/edit/", views.edit, name="edit"),

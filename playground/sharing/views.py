@@ -94,7 +94,7 @@ def index(request):
 
 @require_http_methods(["GET", "POST"])
 def source(request, kind: str, pk: int):
-    """The links of one conversation, run, clip, batch or evaluation, and the form that makes a new one."""
+    """The links of one item of a kind, and the form that makes a new one."""
     declared = kinds.get(kind)
     item = declared.get(request, pk)
     form = ShareForm(request.POST if request.method == "POST" else None, user=request.user)
@@ -104,7 +104,7 @@ def source(request, kind: str, pk: int):
         share.visibility = form.cleaned_data["visibility"]
         share.team = form.cleaned_data["team"]
         share.set_expiry(form.cleaned_data["expiry"])
-        # A conversation in the team library stays current: a team link is live.
+        # A live kind's item in the team library stays current: a team link is live.
         share.live = declared.live and (form.cleaned_data["live"] or share.visibility == Share.TEAM)
         try:
             share.save()
@@ -191,7 +191,7 @@ def view(request, token: str):
         "description": kind.describe(content),
         "ws_url": f"/ws/s/{share.token}/" if kind.live and share.live else "",
     }
-    return _private(render(request, f"sharing/view_{share.kind}.html", context))
+    return _private(render(request, kind.template, context))
 
 
 @login_not_required
@@ -260,18 +260,11 @@ def _offers(connection: Connection, model_id: str) -> bool:
 # ---------------------------------------------------------------- view code
 
 
-def _base_url(request, connection) -> str:
-    """The connection's base URL; the Local one as the absolute address this playground is reached at."""
-    if connection is None or connection.is_local:
-        return request.build_absolute_uri("/local/v1")
-    return connection.base_url
-
-
 @require_GET
 def code(request, kind: str, pk: int):
     declared = kinds.get(kind)
     item = declared.get(request, pk)
-    code = declared.code(item, _base_url(request, declared.connection(item)))
+    code = declared.code(item, snippets.base_url_for(request, declared.connection(item)))
     if code is None:
         raise Http404(f"A {declared.label.lower()} has no single request to show as code.")
     generated, notes = code
@@ -281,26 +274,12 @@ def code(request, kind: str, pk: int):
     return render(request, "sharing/code.html", context)
 
 
-@require_GET
-def voice_code(request):
-    connections = list(Connection.objects.for_user(request.user))
-    chosen = next((c for c in connections if str(c.pk) == request.GET.get("connection")), None)
-    connection = chosen or (connections[0] if connections else None)
-    model = request.GET.get("model") or "local/tts"
-    generated = snippets.voice_upload(
-        _base_url(request, connection), model=model[:200], custom_name="myvoice", text="The words spoken in voice.wav."
-    )
-    notes = ["Run it beside voice.wav, a short recording of the voice, and put its transcript in text."]
-    context = {"title": "Upload a voice", "snippets": generated, "notes": notes, "back": reverse("speech:voices")}
-    return render(request, "sharing/code.html", context)
-
-
 # ---------------------------------------------------------------- export
 
 
 @require_GET
 def export(request, kind: str, pk: int, fmt: str):
-    """The item as a file (a kind routes this under its own URL: a conversation's export/<pk>.json)."""
+    """The item as a file (a kind routes this under its own URL, as its `urls()` declare)."""
     declared = kinds.get(kind)
     item = declared.get(request, pk)
     exported = declared.export(item, fmt)

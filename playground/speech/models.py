@@ -5,6 +5,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from playground.lib import files
+from playground.sharing.models import share_links
 
 # Content types of the saved files; raw PCM has no registered type a browser can play.
 CONTENT_TYPES = {"mp3": "audio/mpeg", "opus": "audio/ogg", "wav": "audio/wav", "pcm": "application/octet-stream"}
@@ -26,6 +27,7 @@ class SpeechClip(models.Model):
     STREAMING, COMPLETE, INCOMPLETE = "streaming", "complete", "incomplete"
     STATUSES = [(STREAMING, "Streaming"), (COMPLETE, "Complete"), (INCOMPLETE, "Incomplete")]
 
+    shares = share_links()  # its share links: deleting it deletes them
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="speech_clips")
     connection = models.ForeignKey(
         "connections.Connection", null=True, on_delete=models.SET_NULL, related_name="speech_clips"

@@ -15,7 +15,7 @@ from playground.speech.models import SpeechClip, get_clip
 
 class SpeechKind(Kind):
     name, label, plural = "speech", "Speech clip", "Speech clips"
-    model, field = "speech.SpeechClip", "speech_clip"
+    model, template = "speech.SpeechClip", "speech/shared.html"
     fork_words = ", with its audio,"
 
     def get(self, request, pk):
@@ -85,4 +85,67 @@ class SpeechKind(Kind):
         return reverse("speech:index")
 
     def code(self, item, base_url):
-        return snippets.speech(base_url, services.request_body(item)), []
+        return speech_snippets(base_url, services.request_body(item)), []
+
+
+def speech_snippets(base_url: str, body: dict) -> list[snippets.Snippet]:
+    url = snippets.endpoint(base_url, "audio/speech")
+    output = f"speech.{body.get('response_format', 'mp3')}"
+    python = (
+        snippets.HTTPX_HEAD + f"body = {snippets.py(body, 0)}\n"
+        f"with httpx.stream('POST', {url!r}, headers=headers, json=body, timeout=300) as response:\n"
+        "    response.raise_for_status()\n"
+        f"    with open({output!r}, 'wb') as out:\n"
+        "        for chunk in response.iter_bytes():\n"
+        "            out.write(chunk)\n"
+        f"print('saved {output}')\n"
+    )
+    js = (
+        'import { writeFile } from "node:fs/promises";\n\n'
+        + snippets.js(url, body)
+        + f"await writeFile({json.dumps(output)}, Buffer.from(await response.arrayBuffer()));\n"
+        f'console.log("saved {output}");\n'
+    )
+    return [
+        snippets.Snippet("curl", "shell", snippets.curl_json(url, body, output=output)),
+        snippets.Snippet("Python", "python", python),
+        snippets.Snippet("JavaScript", "javascript", js),
+    ]
+
+
+def voice_upload_snippets(
+    base_url: str, *, model: str, custom_name: str, text: str, filename: str = "voice.wav"
+) -> list:
+    url = snippets.endpoint(base_url, "uploads/audio/voice")
+    fields = {"customName": custom_name, "text": text, "model": model}
+    curl = (
+        f"curl -sS --fail-with-body {url} \\\n"
+        f'  -H "Authorization: Bearer ${snippets.KEY_VARIABLE}" \\\n'
+        + "".join(f"  -F {json.dumps(f'{k}={v}')} \\\n" for k, v in fields.items())
+        + f"  -F file=@{filename}\n"
+    )
+    python = (
+        snippets.HTTPX_HEAD + f"with open({filename!r}, 'rb') as audio:\n"
+        f"    response = httpx.post({url!r}, headers=headers, data={snippets.py(fields, 8)},\n"
+        f"                          files={{'file': ({filename!r}, audio)}}, timeout=120)\n"
+        "response.raise_for_status()\n"
+        "print(response.json())\n"
+    )
+    js = (
+        'import { readFile } from "node:fs/promises";\n\n'
+        "const form = new FormData();\n"
+        + "".join(f"form.append({json.dumps(k)}, {json.dumps(v)});\n" for k, v in fields.items())
+        + f'form.append("file", new Blob([await readFile({json.dumps(filename)})]), {json.dumps(filename)});\n'
+        f"const response = await fetch({json.dumps(url)}, {{\n"
+        '  method: "POST",\n'
+        f"  headers: {{ {snippets.AUTH_JS} }},\n"
+        "  body: form,\n"
+        "});\n"
+        "if (!response.ok) throw new Error(`${response.status} ${await response.text()}`);\n"
+        "console.log(await response.json());\n"
+    )
+    return [
+        snippets.Snippet("curl", "shell", curl),
+        snippets.Snippet("Python", "python", python),
+        snippets.Snippet("JavaScript", "javascript", js),
+    ]

@@ -18,4 +18,5 @@ urlpatterns = [
     path("voices/upload/", views.voice_upload, name="voice-upload"),
     path("voices/delete/", views.voice_delete, name="voice-delete"),
     path("voices/preview/", views.voice_preview, name="voice-preview"),
+    path("voices/code/", views.voice_code, name="voice-code"),
 ]

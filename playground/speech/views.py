@@ -12,10 +12,12 @@ from playground import inputs
 from playground.catalog.params import DEFAULT_SAMPLE_RATE, SAMPLE_RATES, SPEECH_INPUT_LIMIT
 from playground.connections.models import Connection
 from playground.lib import downloads, files
+from playground.sharing.snippets import base_url_for
 from playground.speech import services
 from playground.speech.audio import wav_header
 from playground.speech.forms import PREVIEW_TEXT, SpeechForm, VoicePicker, VoiceUploadForm
 from playground.speech.models import SpeechClip, aget_clip, get_clip
+from playground.speech.sharing import voice_upload_snippets
 from playground.upstream.errors import UpstreamError
 
 
@@ -186,7 +188,9 @@ async def _picker(request, source) -> VoicePicker:
     user = await request.auser()
     connection = None
     if source.get("connection"):
-        connection = await aget_object_or_404(Connection.objects.for_user(user), pk=source["connection"])
+        connection = await aget_object_or_404(
+            Connection.objects.for_user(user), pk=inputs.object_id(source["connection"])
+        )
     picker = await sync_to_async(VoicePicker)(
         user=user, initial={"connection": connection, "model": source.get("model")}
     )
@@ -274,3 +278,21 @@ async def voice_preview(request):
     if not request.htmx:
         return redirect("speech:clip", clip.pk)
     return await sync_to_async(render)(request, "speech/_player.html", {"clip": clip, "compact": True})
+
+
+@require_GET
+def voice_code(request):
+    """The upload of a voice as curl, Python and JavaScript, for one of the user's connections."""
+    connections = list(Connection.objects.for_user(request.user))
+    chosen = next((c for c in connections if str(c.pk) == request.GET.get("connection")), None)
+    connection = chosen or (connections[0] if connections else None)
+    model = request.GET.get("model") or "local/tts"
+    generated = voice_upload_snippets(
+        base_url_for(request, connection),
+        model=model[:200],
+        custom_name="myvoice",
+        text="The words spoken in voice.wav.",
+    )
+    notes = ["Run it beside voice.wav, a short recording of the voice, and put its transcript in text."]
+    context = {"title": "Upload a voice", "snippets": generated, "notes": notes, "back": reverse("speech:voices")}
+    return render(request, "sharing/code.html", context)

@@ -22,7 +22,7 @@ SIZES = {"desktop": {"width": 1440, "height": 900}, "phone": {"width": 390, "hei
 
 def expired_share(alice) -> str:
     conversation = Conversation.objects.create(owner=alice, connection=ensure_local_connection(alice))
-    share = Share(owner=alice, kind=Share.CONVERSATION, title="t", conversation=conversation)
+    share = Share(owner=alice, title="t", source=conversation)
     share.expires = timezone.now() - timedelta(minutes=1)
     share.save()
     return share.token

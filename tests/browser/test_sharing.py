@@ -35,7 +35,7 @@ def test_a_viewer_follows_a_shared_conversation_live_until_it_is_revoked(open_ch
         assert response.status == 200 and response.headers["referrer-policy"] == "no-referrer"
         viewer.wait_for_function("() => document.getElementById('share-thread').dataset.live === 'open'")
 
-        page.goto(f"/c/{share.conversation_id}/")
+        page.goto(f"/c/{share.source_id}/")
         page.wait_for_function("() => window.ChatClient !== undefined")
         page.wait_for_timeout(300)
         box = page.get_by_role("textbox", name="Message")

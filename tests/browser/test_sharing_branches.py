@@ -78,11 +78,7 @@ def test_a_live_viewer_on_another_process_keeps_the_owners_thread(
     connection = _fake(request, alice) if provider == "fake" else None
     model_id = fake.CHAT_MODEL if provider == "fake" else "local/chat"
     page, conversation, (u1, a1, u2, a2) = _conversation(open_chat, connection, model_id)
-    share = orm(
-        lambda: Share.objects.create(
-            owner=conversation.owner, kind=Share.CONVERSATION, conversation=conversation, title="t", live=True
-        )
-    )
+    share = orm(lambda: Share.objects.create(owner=conversation.owner, source=conversation, title="t", live=True))
     orm(freeze, share)
     csrf = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
 

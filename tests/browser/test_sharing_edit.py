@@ -28,9 +28,7 @@ def _shared(open_chat):
             model_id="local/chat",
             params={"temperature": 0.4},
         )
-        share = Share.objects.create(
-            owner=conversation.owner, kind=Share.CONVERSATION, conversation=conversation, title="t"
-        )
+        share = Share.objects.create(owner=conversation.owner, source=conversation, title="t")
         share.set_expiry("1d")
         share.save()
         freeze(share)

@@ -19,7 +19,7 @@ ANSWER = "The area is $A = \\pi r^2$, and\n\n$$\\int_0^1 x\\,dx = \\tfrac12$$"
 
 def _share(source, **fields) -> Share:
     share = Share(owner=source.owner, title="t", **fields)
-    setattr(share, Share.field_for(source), source)
+    share.source = source
     share.kind = "conversation" if isinstance(source, Conversation) else "batch"
     share.save()
     freeze(share)

@@ -124,4 +124,4 @@ def test_move_a_clip_to_the_team_a_member_forks_it_and_a_revoked_connection_is_s
             page.goto(url)
             expect(page.get_by_role("button", name="Move to Research").first).to_be_visible()
             shot(page, f"{name}-move-{size}")
-    assert orm(lambda: Share.objects.get(conversation=mine).live)
+    assert orm(lambda: Share.objects.for_source(mine).get().live)

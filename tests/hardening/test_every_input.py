@@ -115,7 +115,7 @@ def test_pages_render_stored_parameters_that_are_not_valid_as_invalid_in_words(a
     assert preview.status_code == 200 and "stop" not in preview.json()
 
     # Shared, then forked by another user: the fork's pages render too.
-    share = Share(owner=alice, kind=Share.CONVERSATION, title="t", conversation=conversation)
+    share = Share(owner=alice, title="t", source=conversation)
     share.save()
     freeze(share)
     bob_client = client_of(bob)
@@ -133,14 +133,14 @@ def test_pages_render_stored_parameters_that_are_not_valid_as_invalid_in_words(a
 def test_a_next_that_is_not_a_path_of_this_site_falls_back(alice_client, alice, catalog):
     conversation = conversation_of(alice)
     for target in ("abc", "https://evil.example/", "//evil.example/x", "javascript:alert(1)"):
-        share = Share(owner=alice, kind=Share.CONVERSATION, title="t", conversation=conversation)
+        share = Share(owner=alice, title="t", source=conversation)
         share.save()
         freeze(share)
         response = alice_client.post(reverse("sharing:update", args=[share.pk]), {"next": target})
         assert response.status_code == 302 and response["Location"] == reverse("sharing:index"), target
         response = alice_client.post(reverse("sharing:revoke", args=[share.pk]), {"next": target})
         assert response.status_code == 302 and response["Location"] == reverse("sharing:index"), target
-    share = Share(owner=alice, kind=Share.CONVERSATION, title="t", conversation=conversation)
+    share = Share(owner=alice, title="t", source=conversation)
     share.save()
     freeze(share)
     back = reverse("chat:conversation", args=[conversation.pk])
@@ -231,7 +231,7 @@ def test_a_deeply_nested_evaluation_case_line_is_refused(alice_client, alice, ca
 
 
 def test_an_expired_share_link_is_a_410_page_saying_it_expired(client, alice, catalog):
-    share = Share(owner=alice, kind=Share.CONVERSATION, title="t", conversation=conversation_of(alice))
+    share = Share(owner=alice, title="t", source=conversation_of(alice))
     share.expires = timezone.now() - timedelta(minutes=1)
     share.save()
     freeze(share)
@@ -242,7 +242,7 @@ def test_an_expired_share_link_is_a_410_page_saying_it_expired(client, alice, ca
 
 
 def test_a_revoked_share_link_is_a_404_page_saying_revoked_or_not_found(client, alice, catalog):
-    share = Share(owner=alice, kind=Share.CONVERSATION, title="t", conversation=conversation_of(alice))
+    share = Share(owner=alice, title="t", source=conversation_of(alice))
     share.save()
     token = share.token
     share.delete()

@@ -21,7 +21,7 @@ def socket_paths(alice) -> dict[str, str]:
     """One socket of each consumer, on objects of alice's."""
     connection = Connection.objects.get(owner=alice, is_local=True)
     conversation = Conversation.objects.create(owner=alice, connection=connection, model_id="local/chat")
-    share = Share(owner=alice, kind=Share.CONVERSATION, title="t", conversation=conversation, live=True)
+    share = Share(owner=alice, title="t", source=conversation, live=True)
     share.save()
     freeze(share)
     evaluation = make_evaluation(alice)

@@ -135,7 +135,7 @@ def things_of(user, other) -> dict:
         status=Message.COMPLETE,
         tool_calls=[{"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
     )
-    share = Share(owner=user, kind=Share.CONVERSATION, title="t", conversation=conversation, live=True)
+    share = Share(owner=user, title="t", source=conversation, live=True)
     share.save()
     freeze(share)
     team = Team.objects.create(name=f"{user}'s team")

@@ -131,7 +131,7 @@ def test_a_clip_made_on_one_server_plays_and_downloads_with_range_from_the_other
             reverse("sharing:source", args=["speech", clip.pk]), data={"visibility": Share.ANYONE, "expiry": "1d"}
         )
         assert response.status_code in (200, 302), response.text
-    share = Share.objects.get(speech_clip=clip)
+    share = Share.objects.for_source(clip).get()
     frozen = share.files.get(key="audio")
     assert frozen.file != clip.file and stored(client, frozen.file) == audio
     page = httpx.get(f"{second.url}/s/{share.token}")
@@ -175,7 +175,7 @@ def test_a_chat_attachment_sent_on_one_server_opens_on_the_other(alice, catalog,
             data={"visibility": Share.ANYONE, "expiry": "1d"},
         )
         assert response.status_code in (200, 302), response.text
-    share = Share.objects.get(conversation=conversation)
+    share = Share.objects.for_source(conversation).get()
     frozen = share.files.get()
     assert httpx.get(f"{first.url}/s/{share.token}/files/{frozen.key}").content == image
     with logged_in(alice, first) as http:

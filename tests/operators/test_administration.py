@@ -78,7 +78,7 @@ def test_the_page_lists_sign_ins_teams_usage_this_month_and_open_sessions(root_c
 def test_deactivation_ends_sessions_stops_share_links_keeps_data_and_is_audited(root_client, root, alice, catalog):
     alice_client = signed_in(alice)
     conversation = conversation_of(alice)
-    share = Share.objects.create(owner=alice, kind=Share.CONVERSATION, conversation=conversation, title="t")
+    share = Share.objects.create(owner=alice, source=conversation, title="t")
     freeze(share)
     assert Client().get(f"/s/{share.token}/").status_code == 200
 
@@ -144,9 +144,7 @@ async def test_deactivation_closes_the_users_open_sockets_and_no_one_elses(alice
 @pytest.mark.django_db(transaction=True)
 async def test_deactivation_closes_the_live_viewers_of_the_users_links(alice, root, catalog):
     def live_share():
-        share = Share.objects.create(
-            owner=alice, kind=Share.CONVERSATION, conversation=conversation_of(alice), title="t", live=True
-        )
+        share = Share.objects.create(owner=alice, source=conversation_of(alice), title="t", live=True)
         freeze(share)
         return share
 

@@ -57,7 +57,7 @@ def conversation(alice, hosted):
 def make_share(alice):
     def make(source, **fields):
         share = Share(owner=source.owner, kind=_kind(source), title="x", **fields)
-        setattr(share, Share.field_for(source), source)
+        share.source = source
         share.save()
         freeze(share)
         return share
@@ -69,11 +69,11 @@ def make_share(alice):
 
 def _kind(source) -> str:
     return {
-        "Conversation": Share.CONVERSATION,
-        "RerankRun": Share.RERANK,
-        "SpeechClip": Share.SPEECH,
-        "Batch": Share.BATCH,
-        "Evaluation": Share.EVALUATION,
+        "Conversation": "conversation",
+        "RerankRun": "rerank",
+        "SpeechClip": "speech",
+        "Batch": "batch",
+        "Evaluation": "evaluation",
     }[type(source).__name__]
 
 

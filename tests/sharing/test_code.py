@@ -9,10 +9,14 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
+from playground.batches.sharing import batch_snippets
 from playground.chat import services as chat_services
 from playground.chat.models import Conversation
+from playground.chat.sharing.snippets import chat as chat_snippets
 from playground.connections.models import ensure_local_connection
+from playground.rerank.sharing import rerank_snippets
 from playground.sharing import snippets
+from playground.speech.sharing import speech_snippets, voice_upload_snippets
 from tests.factories import add_connection, wav
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
@@ -44,7 +48,7 @@ def chat_body(alice, catalog):
 
 
 def test_chat_snippets_run_streamed_and_not(live_server, chat_body, tmp_path):
-    generated = snippets.chat(live_server.api_url, chat_body)
+    generated = chat_snippets(live_server.api_url, chat_body)
     assert {s.label for s in generated} == {
         "curl",
         "curl (streaming)",
@@ -67,14 +71,14 @@ def test_chat_snippets_run_streamed_and_not(live_server, chat_body, tmp_path):
 
 def test_rerank_snippets_run(live_server, tmp_path):
     body = {"model": "local/reranker", "query": "tides", "documents": ["the moon and tides", "bread"], "top_n": 2}
-    for snippet in snippets.rerank(live_server.api_url, body):
+    for snippet in rerank_snippets(live_server.api_url, body):
         output = run(snippet, live_server, tmp_path)
         assert "relevance_score" in output if snippet.language == "shell" else output.split()[0] == "0"
 
 
 def test_speech_snippets_save_the_audio(live_server, tmp_path):
     body = {"model": "local/tts", "input": "[S1] Hi.", "response_format": "wav", "sample_rate": 16000}
-    for snippet in snippets.speech(live_server.api_url, body):
+    for snippet in speech_snippets(live_server.api_url, body):
         run(snippet, live_server, tmp_path)
         audio = tmp_path / "speech.wav"
         assert audio.read_bytes()[:4] == b"RIFF" and audio.stat().st_size > 1000, snippet.label
@@ -83,7 +87,7 @@ def test_speech_snippets_save_the_audio(live_server, tmp_path):
 
 def test_voice_upload_snippets_create_voices(live_server, tmp_path):
     (tmp_path / "voice.wav").write_bytes(wav(1.0, tone=True))
-    generated = snippets.voice_upload(live_server.api_url, model="local/tts", custom_name="myvoice", text="Hello.")
+    generated = voice_upload_snippets(live_server.api_url, model="local/tts", custom_name="myvoice", text="Hello.")
     for snippet in generated:
         assert "speech:myvoice" in run(snippet, live_server, tmp_path)
 
@@ -92,7 +96,7 @@ def test_batch_snippets_upload_and_create(live_server, tmp_path):
     line = {"custom_id": "r1", "method": "POST", "url": "/v1/chat/completions"}
     line["body"] = {"model": "local/chat", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 20}
     (tmp_path / "requests.jsonl").write_text(json.dumps(line) + "\n")
-    generated = snippets.batch(live_server.api_url, filename="requests.jsonl", metadata={"team": "docs"})
+    generated = batch_snippets(live_server.api_url, filename="requests.jsonl", metadata={"team": "docs"})
     for snippet in generated:
         output = run(snippet, live_server, tmp_path)
         assert "in_queue" in output or "validating" in output or "in_progress" in output, output

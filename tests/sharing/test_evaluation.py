@@ -16,7 +16,7 @@ def _share(client, evaluation, **data) -> Share:
         reverse("sharing:source", args=["evaluation", evaluation.pk]), {"visibility": "anyone", "expiry": "1d", **data}
     )
     assert page.status_code == 302
-    return Share.objects.get(evaluation=evaluation)
+    return Share.objects.for_source(evaluation).get()
 
 
 def test_the_evaluation_page_has_a_share_button(alice_client, evaluation):
@@ -33,7 +33,7 @@ def test_another_users_evaluation_is_a_404_to_share(bob_client, evaluation):
 
 def test_the_shared_grid_is_frozen_paged_and_has_no_secret(alice_client, evaluation):
     share = _share(alice_client, evaluation)
-    assert share.kind == Share.EVALUATION and share.title == "Evaluation: Capitals"
+    assert share.kind == "evaluation" and share.title == "Evaluation: Capitals"
     anonymous = Client()
     response = anonymous.get(reverse("sharing:view", args=[share.token]))
     page = response.content.decode()

@@ -34,7 +34,7 @@ def test_the_owner_makes_a_link_from_the_share_page(alice_client, conversation):
     url = reverse("sharing:source", args=["conversation", conversation.pk])
     response = alice_client.post(url, {"visibility": "anyone", "expiry": "7d"}, follow=True)
     share = Share.objects.get()
-    assert share.conversation == conversation and share.owner == conversation.owner
+    assert share.source == conversation and share.owner == conversation.owner
     assert share.expires - timezone.now() > timedelta(days=6, hours=23)
     page = response.content.decode()
     assert f"/s/{share.token}" in page and "Copy link" in page

@@ -29,9 +29,7 @@ def make_live_share(alice, **fields) -> Share:
     conversation = Conversation.objects.create(
         owner=alice, connection=Connection.objects.get(owner=alice, is_local=True), model_id="local/chat"
     )
-    share = Share.objects.create(
-        owner=alice, kind=Share.CONVERSATION, conversation=conversation, title="t", live=True, **fields
-    )
+    share = Share.objects.create(owner=alice, source=conversation, title="t", live=True, **fields)
     freeze(share)
     return share
 
@@ -61,16 +59,14 @@ async def follow(share: Share, owner_url: str, viewer_host: str, cookie: str) ->
         await ws.send(json.dumps({"type": "handled?"}))
         assert json.loads(await ws.recv())["type"] == "invalid"
         response = await post(
-            owner_url, reverse("chat:send", args=[share.conversation_id]), cookie, {"content": "rivers, 200 words"}
+            owner_url, reverse("chat:send", args=[share.source_id]), cookie, {"content": "rivers, 200 words"}
         )
         assert response.status_code == 200, response.text
         async with asyncio.timeout(30):
             while not events or events[-1]["type"] != "done":
                 events.append(json.loads(await ws.recv()))
         async with httpx.AsyncClient(base_url=owner_url) as http:
-            watching = await http.get(
-                reverse("sharing:watching", args=[share.conversation_id]), headers={"Cookie": cookie}
-            )
+            watching = await http.get(reverse("sharing:watching", args=[share.source_id]), headers={"Cookie": cookie})
         assert "1 watching" in watching.text
         started = time.monotonic()
         await post(owner_url, reverse("sharing:revoke", args=[share.pk]), cookie)
@@ -85,8 +81,8 @@ async def follow(share: Share, owner_url: str, viewer_host: str, cookie: str) ->
 
 
 def check(events: list[dict], share: Share, elapsed: float) -> None:
-    answer = Message.objects.get(conversation=share.conversation, role="assistant")
-    user = Message.objects.get(conversation=share.conversation, role="user")
+    answer = Message.objects.get(conversation=share.source, role="assistant")
+    user = Message.objects.get(conversation=share.source, role="user")
     kinds = [e["type"] for e in events]
     appended = [e["message_id"] for e in events if e["type"] == "append"]
     assert appended == [user.pk, answer.pk]

@@ -108,7 +108,7 @@ def test_team_only_shares_open_for_members_and_404_for_everyone_else(bob, charli
         reverse("sharing:source", args=["rerank", run.pk]), {"visibility": "team", "team": team.pk, "expiry": "7d"}
     )
     assert response.status_code == 302
-    share = Share.objects.get(rerank_run=run)
+    share = Share.objects.for_source(run).get()
     assert share.visibility == "team" and share.team == team
     url = reverse("sharing:view", args=[share.token])
     assert client_for(bob).get(url).status_code == 200
@@ -178,7 +178,7 @@ def test_a_member_forks_a_run_from_the_team_library_and_an_outsider_cannot(alice
     client_for(alice).post(
         reverse("sharing:source", args=["rerank", run.pk]), {"visibility": "team", "team": team.pk, "expiry": "7d"}
     )
-    share = Share.objects.get(rerank_run=run)
+    share = Share.objects.for_source(run).get()
     fork_url = reverse("sharing:fork", args=[share.token])
     bob_local = Connection.objects.create(owner=bob, name="Bob's own", base_url="https://api.example.com/v1")
     assert client_for(charlie).post(fork_url, {"connection": bob_local.pk}).status_code == 404
@@ -198,7 +198,7 @@ def test_a_team_conversation_link_is_live_and_a_removed_member_stops_watching(al
         reverse("sharing:source", args=["conversation", conversation.pk]),
         {"visibility": "team", "team": team.pk, "expiry": "7d"},
     )
-    share = Share.objects.get(conversation=conversation)
+    share = Share.objects.for_source(conversation).get()
     assert share.live and live.live_share(share.token, bob) == share and live.still_open(share.pk, bob)
     Membership.objects.filter(team=team, user=bob).delete()
     assert not live.still_open(share.pk, bob) and live.live_share(share.token, bob) is None

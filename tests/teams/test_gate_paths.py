@@ -122,7 +122,7 @@ NOT_CALLING = {
         [
             "sharing:index",
             "sharing:watching",
-            "sharing:voice-code",
+            "speech:voice-code",
             "sharing:export",
             "sharing:import",
             "sharing:code",
@@ -224,8 +224,8 @@ def make_scene(connection: Connection, bob) -> Scene:
         owner=bob, connection=connection, remote_id="fork of batch_1", copy={"requests": [asked], "rows": []}
     )
     scene.batched = with_batch
-    scene.share = Share(owner=bob, kind=Share.BATCH, title="Batch")
-    setattr(scene.share, Share.field_for(batch), batch)
+    scene.share = Share(owner=bob, kind="batch", title="Batch")
+    scene.share.source = batch
     scene.share.set_expiry("7d")
     scene.share.save()
     scene.clip = SpeechClip.objects.create(

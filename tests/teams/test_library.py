@@ -99,7 +99,7 @@ def test_move_is_404_for_someone_elses_item_or_team(alice, bob, charlie, team, c
 
 def test_a_member_forks_a_clip_with_its_audio_and_an_outsider_gets_404(alice, bob, charlie, team, clip):
     move(alice, "speech", clip.pk, team)
-    share = Share.objects.get(speech_clip=clip)
+    share = Share.objects.for_source(clip).get()
     view, fork = reverse("sharing:view", args=[share.token]), reverse("sharing:fork", args=[share.token])
     assert client_for(charlie).get(view).status_code == 404
     assert client_for(charlie).post(fork, {"connection": own_connection(charlie).pk}).status_code == 404
@@ -122,7 +122,7 @@ def test_a_member_forks_a_clip_with_its_audio_and_an_outsider_gets_404(alice, bo
 
 def test_a_member_forks_a_batch_with_its_requests_and_results(alice, bob, charlie, team, batch):
     move(alice, "batch", batch.pk, team)
-    share = Share.objects.get(batch=batch)
+    share = Share.objects.for_source(batch).get()
     fork = reverse("sharing:fork", args=[share.token])
     assert client_for(charlie).get(fork).status_code == 404
     mine = own_connection(bob)
@@ -147,7 +147,7 @@ def test_move_to_team_shows_only_for_a_user_in_a_team(alice, charlie, team):
 
 def test_a_forked_batch_is_listed_with_its_results_and_can_be_shared_on(alice, bob, team, batch, monkeypatch):
     move(alice, "batch", batch.pk, team)
-    share = Share.objects.get(batch=batch)
+    share = Share.objects.for_source(batch).get()
     client_for(bob).post(reverse("sharing:fork", args=[share.token]), {"connection": own_connection(bob).pk})
     copy = Batch.objects.get(owner=bob)
     listing = client_for(bob).get(reverse("batches:index")).content.decode()
@@ -159,5 +159,5 @@ def test_a_forked_batch_is_listed_with_its_results_and_can_be_shared_on(alice, b
     monkeypatch.setattr(batch_services, "file_content", no_provider)
     monkeypatch.setattr(batch_services, "results", no_provider)
     assert move(bob, "batch", copy.pk, team).status_code == 302  # its frozen copy, not the provider's files
-    again = Share.objects.get(batch=copy)
+    again = Share.objects.for_source(copy).get()
     assert again.content["requests"] == REQUESTS and again.content["rows"][0]["answer"] == "Teal."

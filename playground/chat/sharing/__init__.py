@@ -11,9 +11,9 @@ from playground.chat import branches
 from playground.chat import services as chat_services
 from playground.chat.models import Attachment, Conversation, Message, attachment_name, get_conversation
 from playground.chat.sharing import transfer
+from playground.chat.sharing.snippets import chat as chat_snippets
 from playground.lib import files as stored_files
 from playground.lib.markdown.rendering import render_markdown
-from playground.sharing import snippets
 from playground.sharing.kinds import Kind
 
 MESSAGE_FIELDS = [
@@ -36,7 +36,7 @@ MESSAGE_FIELDS = [
 
 class ConversationKind(Kind):
     name, label, plural = "conversation", "Conversation", "Conversations"
-    model, field = "chat.Conversation", "conversation"
+    model, template = "chat.Conversation", "chat/sharing/shared.html"
     fork_words = ", every message and file included,"
     live = True  # a team link to a conversation is always live: the library stays current
 
@@ -59,7 +59,7 @@ class ConversationKind(Kind):
     def show(self, share, content, request):
         if share.live:
             # A live link shows the conversation as it is now; files added after the last update are not served.
-            conversation = share.conversation
+            conversation = share.source
             share.title = share.title if share.titled else conversation.display_title
             content = {**content, "messages": conversation_messages(conversation)}
             content["last_message"] = content["messages"][-1]["id"] if content["messages"] else 0
@@ -81,7 +81,7 @@ class ConversationKind(Kind):
         notes = [f"Left out of the request, not valid: {error}" for error in chat_request.errors]
         if any(m.attachments.all() for m in item.messages.all()):
             notes.append("Attachments are shortened here: put each file's whole base64 data in its data URI.")
-        return snippets.chat(base_url, chat_request.body), notes
+        return chat_snippets(base_url, chat_request.body), notes
 
     def connection(self, item):
         return chat_services.connection_for(item)

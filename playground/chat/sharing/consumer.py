@@ -51,8 +51,8 @@ class ShareConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
             await self.close(code=GONE)
             return
         self.share = share
-        self.conversation_id = share.conversation_id
-        self.groups_joined = (chat.conversation_group(share.conversation_id), share.group)
+        self.conversation_id = share.source_id
+        self.groups_joined = (chat.conversation_group(share.source_id), share.group)
         fanout.follow(self.groups_joined[0], self)
         for group in self.groups_joined:
             await self.channel_layer.group_add(group, self.channel_name)

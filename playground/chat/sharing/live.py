@@ -7,13 +7,13 @@ from django.utils import timezone
 
 from playground.chat import branches
 from playground.chat.models import Message
-from playground.chat.sharing import conversation_messages, decorate
+from playground.chat.sharing import ConversationKind, conversation_messages, decorate
 from playground.sharing.models import WATCH_STALE, Share, Watcher
 
 
 def live_share(token: str, user) -> Share | None:
     """The share a live viewer may follow: a live conversation link, neither revoked nor expired, for this user."""
-    share = Share.objects.served().filter(token=token, kind=Share.CONVERSATION, live=True).first()
+    share = Share.objects.served().filter(token=token, kind=ConversationKind.name, live=True).first()
     if share is None or not share.visible_to(user):
         return None
     return share
@@ -46,7 +46,7 @@ def message_for(conversation_id: int, message_id: int) -> Message | None:
 def render_path(share: Share, upto: int | None = None) -> list[tuple[int, str, str]]:
     """The selected path as the owner's tab shows it (without messages after `upto` not yet announced), each
     message rendered as a viewer sees it, with its request."""
-    conversation = share.conversation
+    conversation = share.source
     messages = [m for m in branches.thread(conversation) if not upto or m.pk <= upto]
     rows = conversation_messages(conversation, messages)
     frozen = set(share.files.values_list("key", flat=True))
@@ -59,4 +59,4 @@ def render_one(share: Share, message_id: int) -> str:
 
 
 def render_row(row: dict, frozen: set, token: str) -> str:
-    return render_to_string("sharing/_message.html", {"message": decorate(row, frozen), "token": token})
+    return render_to_string("chat/sharing/_message.html", {"message": decorate(row, frozen), "token": token})

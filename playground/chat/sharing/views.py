@@ -7,17 +7,17 @@ from django.views.decorators.http import require_GET, require_http_methods
 from playground.catalog.models import CatalogModel
 from playground.chat.models import get_conversation
 from playground.chat.sharing import transfer
+from playground.chat.sharing.forms import ImportForm
 from playground.connections.models import Connection
-from playground.sharing.forms import ImportForm
 from playground.sharing.models import watching
 
 
 @require_GET
 def watchers(request, pk: int):
     conversation = get_conversation(request, pk)
-    count = watching(conversation.pk)
+    count = watching(conversation)
     context = {"count": count, "conversation": conversation, "poll": True}
-    return render(request, "sharing/_watching.html", context)
+    return render(request, "chat/sharing/_watching.html", context)
 
 
 @require_http_methods(["GET", "POST"])
@@ -39,7 +39,7 @@ def import_conversation(request):
             conversation = transfer.create(imported, request.user, connection)
             messages.success(request, f"Imported “{conversation.display_title}”: {len(imported.messages)} messages.")
             return redirect("chat:conversation", pk=conversation.pk)
-    return render(request, "sharing/import.html", {"form": form, "error": error})
+    return render(request, "chat/sharing/import.html", {"form": form, "error": error})
 
 
 def _offers(connection: Connection, model_id: str) -> bool:

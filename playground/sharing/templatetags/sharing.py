@@ -1,13 +1,12 @@
-"""Small hooks other apps' templates use: a Share button, the delete confirmation's list of links, "N watching"."""
+"""Small hooks other apps' templates use: a Share button, the delete confirmation's list of links, presenter view."""
 
 from django import template
 from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.html import format_html
 
-from playground.catalog.params import set_params
 from playground.sharing import kinds
-from playground.sharing.models import Share, watching
+from playground.sharing.models import Share
 
 register = template.Library()
 
@@ -25,13 +24,6 @@ def links_note(source) -> str:
         return ""
     names = "\n".join(f"· /s/{s.token[:8]}… ({s.get_visibility_display().lower()}, {s.views} views)" for s in shares)
     return f"\n\nIts {len(shares)} share link{'s' * (len(shares) != 1)} will stop working:\n{names}"
-
-
-@register.inclusion_tag("sharing/_watching.html")
-def watching_badge(conversation) -> dict:
-    """How many follow this conversation live; polled only while it has a live link."""
-    followed = Share.objects.filter(conversation=conversation, live=True).exists()
-    return {"conversation": conversation, "count": watching(conversation.pk) if followed else 0, "poll": followed}
 
 
 # ---------------------------------------------------------------- presenter view
@@ -60,9 +52,3 @@ def present_link(context, size: str = "") -> str:
     return format_html(
         '<a class="btn {} present-link" href="{}" title="{}" data-present-link>{}</a>', size, href, title, label
     )
-
-
-@register.inclusion_tag("sharing/_presenter_strip.html")
-def presenter_strip(conversation) -> dict:
-    params = {k: v for k, v in set_params(conversation.params).items() if k != "tools"}
-    return {"conversation": conversation, "params": params}

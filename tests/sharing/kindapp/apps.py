@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class KindAppConfig(AppConfig):
+    name = "tests.sharing.kindapp"
+    label = "kindapp"
