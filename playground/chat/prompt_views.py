@@ -54,7 +54,9 @@ async def from_prompt(request, vid: int):
     names = version_variables(version)
     errors, values = [], {}
     if request.method == "POST":
-        values = {name: request.POST.get(f"var_{name}", "") for name in names}
+        # A variable left empty has no value (as evaluate flags an empty one): the form says which.
+        posted = {name: request.POST.get(f"var_{name}", "") for name in names}
+        values = {name: value for name, value in posted.items() if value.strip()}
         try:
             values = check_values(version, values)
         except CompileError as exc:
@@ -67,7 +69,7 @@ async def from_prompt(request, vid: int):
                     words = " ".join(outcome.errors) or "The first message was not sent."
                     await sync_to_async(messages.error)(request, words)
             return redirect("chat:conversation", pk=conversation.pk)
-    fields = [(name, values.get(name, "")) for name in names]
+    fields = [(name, request.POST.get(f"var_{name}", "")) for name in names]
     context = {"version": version, "fields": fields, "errors": errors}
     return await sync_to_async(render)(request, "chat/from_prompt.html", context, status=400 if errors else 200)
 
