@@ -363,7 +363,9 @@ def kwargs_for(route: str, pattern: URLPattern, own: dict, other: dict, ids, tok
             values[name] = st.one_of(st.sampled_from(tokens), st.just("A" * 32))
         else:
             safe = st.text(st.characters(blacklist_characters="/", blacklist_categories=("Cs",)), min_size=1)
-            words = st.sampled_from(["conversation", "rerank", "speech", "batch", "evaluation", "prompt", "json", "md", "csv"])
+            words = st.sampled_from(
+                ["conversation", "rerank", "speech", "batch", "evaluation", "prompt", "json", "md", "csv"]
+            )
             values[name] = st.one_of(words, safe.filter(lambda s: s not in (".", "..")), st.sampled_from(tokens))
     return st.fixed_dictionaries(values)
 
