@@ -76,7 +76,7 @@ def measure(client: httpx.Client, url: str, params: dict, count: int) -> list[fl
 
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def main() -> None:
