@@ -75,6 +75,8 @@ def test_owner_and_member_share_a_team_prompt(browser, live_server, alice, bob, 
     write_prompt(owner, "rivers", "Team: Acme")
     owner.get_by_role("link", name="Edit (new version)").click()
     owner.get_by_label("User message (template)").fill("Tell me about {{topic}} in {{style}} style.")
+    no_sideways_scroll(owner)
+    screenshot(owner, f"prompts-edit-{size}")
     owner.get_by_label("What changed (optional)").fill("a style")
     owner.get_by_role("button", name="Save as new version").click()
     expect(owner.locator("#prompt-title")).to_contain_text("v2")
@@ -96,6 +98,8 @@ def test_owner_and_member_share_a_team_prompt(browser, live_server, alice, bob, 
 
     member = page_of(browser, live_server, bob, size)
     member.goto("/prompts/")
+    no_sideways_scroll(member)
+    screenshot(member, f"prompts-list-{size}")
     member.get_by_role("link", name="rivers").click()
     expect(member.locator("#v1 .labels-cell")).to_contain_text("production")
     member.get_by_role("link", name="New chat from this prompt").click()

@@ -112,6 +112,8 @@ def test_another_users_prompt_is_a_404(bob_client, alice):
         reverse("prompts:compare", args=[prompt.pk]) + "?a=1&b=2",
         reverse("prompts:export", args=[prompt.pk]),
         reverse("chat:from-prompt", args=[prompt.versions.get(number=1).pk]),
+        reverse("sharing:code", args=["prompt", prompt.versions.get(number=1).pk]),
+        reverse("sharing:source", args=["prompt", prompt.versions.get(number=1).pk]),
     ]
     for url in urls:
         assert bob_client.get(url).status_code == 404, url
