@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "playground.batches",
     "playground.sharing",
     "playground.evaluate",
+    "playground.prompts",
     "playground.sso",
     "playground.operators",
 ]
@@ -90,6 +91,7 @@ SHARE_KINDS = [
     "playground.speech.sharing.SpeechKind",
     "playground.batches.sharing.BatchKind",
     "playground.evaluate.sharing.EvaluationKind",
+    "playground.prompts.sharing.PromptVersionKind",
 ]
 
 MIDDLEWARE = [
