@@ -93,19 +93,30 @@ def _poke() -> None:
         _wake.set()
 
 
-async def close_sockets(timeout: float = 2) -> int:
-    """Close every open websocket with RECONNECT; wait (up to `timeout`) for their consumers to let go."""
+async def close_sockets(wait: float = 2) -> int:
+    """Close every open websocket with RECONNECT; wait (up to `wait` s) for their consumers to let go."""
     count = 0
     for send in list(_sockets.values()):
         try:
             await send({"type": "websocket.close", "code": RECONNECT})
             count += 1
-        except Exception:  # already closed by its client
-            pass
-    deadline = time.monotonic() + timeout
-    while _sockets and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
+        except Exception as exc:  # closed by its client meanwhile
+            log.debug("drain: a socket was already closed: %r", exc)
+    await _until(lambda: not _sockets, time.monotonic() + wait)
     return count
+
+
+async def _until(done, deadline: float) -> None:
+    """Wait until `done()` or the deadline, looking again whenever a request or a socket ends (and 4 times a s)."""
+    global _wake
+    if _wake is None:
+        _wake = asyncio.Event()
+    while not done() and time.monotonic() < deadline:
+        _wake.clear()
+        try:
+            await asyncio.wait_for(_wake.wait(), timeout=min(0.25, max(0.01, deadline - time.monotonic())))
+        except TimeoutError:
+            pass
 
 
 # ---------------------------------------------------------------- the drain
@@ -114,17 +125,9 @@ async def close_sockets(timeout: float = 2) -> int:
 async def drain(*, grace: float | None = None) -> None:
     """Let the work in flight finish (up to `grace` s, or until a second SIGTERM), end what is left, close the
     sockets. Returns when nothing is left; the caller stops the process."""
-    global _wake
-    _wake = asyncio.Event()
     grace = grace_seconds() if grace is None else grace
-    deadline = time.monotonic() + grace
     log.warning("SIGTERM: draining, %d jobs and requests in flight (up to %g s)", len(work()), grace)
-    while work() and not _state["hard"] and time.monotonic() < deadline:
-        _wake.clear()
-        try:
-            await asyncio.wait_for(_wake.wait(), timeout=min(0.25, max(0.01, deadline - time.monotonic())))
-        except TimeoutError:
-            pass
+    await _until(lambda: not work() or _state["hard"], time.monotonic() + grace)
     left = [(kind, key) for kind, key in work() if kind != "http"]
     if left:
         log.warning("drain: ending %d jobs still running: %s", len(left), left)
@@ -135,14 +138,15 @@ async def drain(*, grace: float | None = None) -> None:
 
 async def interrupt(jobs: list[tuple[str, object]]) -> None:
     """Cancel these jobs as a shutdown does (an answer ends interrupted, not stopped) and let them save."""
+    tasks = []
     for kind, key in jobs:
         job = detached.get(kind, key)
         task = getattr(job, "task", None) or job  # a Generation or a Relay keeps its task; the others are one
-        if task is not None and hasattr(task, "cancel"):
+        if isinstance(task, asyncio.Task):
             task.cancel()
-    deadline = time.monotonic() + SETTLE_SECONDS
-    while any(detached.get(kind, key) is not None for kind, key in jobs) and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
+            tasks.append(task)
+    if tasks:
+        await asyncio.wait(tasks, timeout=SETTLE_SECONDS)
 
 
 def _since() -> float:
