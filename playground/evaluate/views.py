@@ -10,7 +10,7 @@ from django.utils.html import escape
 from django.views.decorators.http import require_GET, require_POST
 
 from playground.evaluate import batch as batch_run
-from playground.evaluate import cases, graders, services, templating
+from playground.evaluate import cases, exports, graders, services, templating
 from playground.evaluate.forms import (
     DEFAULT_CONCURRENCY,
     MAX_CONCURRENCY,
@@ -322,9 +322,9 @@ def export(request, pk, kind):
     evaluation = get_evaluation(request, pk)
     name = re.sub(r"[^A-Za-z0-9_-]+", "_", evaluation.title).strip("_") or "evaluation"
     if kind == "csv":
-        response = HttpResponse(services.export_csv(evaluation), content_type="text/csv; charset=utf-8")
+        response = HttpResponse(exports.export_csv(evaluation), content_type="text/csv; charset=utf-8")
     elif kind == "jsonl":
-        response = HttpResponse(services.export_jsonl(evaluation), content_type="application/jsonl")
+        response = HttpResponse(exports.export_jsonl(evaluation), content_type="application/jsonl")
     else:
         raise Http404("No such export.")
     response["Content-Disposition"] = f'attachment; filename="{name}.{kind}"'
