@@ -12,7 +12,6 @@ from django.views.decorators.http import require_GET, require_POST
 from playground.evaluate import batch as batch_run
 from playground.evaluate import cases, exports, graders, services, templating
 from playground.evaluate.forms import (
-    DEFAULT_CONCURRENCY,
     MAX_CONCURRENCY,
     EvaluationForm,
     ImportForm,
@@ -122,7 +121,7 @@ def _page(request, evaluation, *, prompt_form=None, import_errors=None, posted=N
         "max_cases": MAX_CASES,
         "max_variants": MAX_VARIANTS,
         "can_add_variant": len(variants) < MAX_VARIANTS,
-        "concurrency": DEFAULT_CONCURRENCY,
+        "concurrency": evaluation.concurrency,
         "max_concurrency": MAX_CONCURRENCY,
         "no_models": not models,
         "judged": any("judge" in v.graders for v in variants),
