@@ -4,6 +4,7 @@ from django import forms
 
 from playground.batches.models import Batch
 from playground.catalog.forms import ModelPickerForm
+from playground.connections.models import Connection, last_used, pick_connection
 
 # The local API reads the spec's contradictory bounds ("maximum 24 hours, minimum 336 hours") as one
 # interval, 24h to 336h (see localapi/engines/batches.py); we validate the same before sending.
@@ -149,3 +150,31 @@ class BatchForm(ModelPickerForm):
             max_tokens=data["max_tokens"],
         )
         return "prompts.jsonl", content
+
+
+class ResubmitForm(forms.Form):
+    """The connection a forked batch's requests are sent again through: one the user may use, starting on the last
+    used one for batches (else the user's own before a team's), like every form; a refused one may be changed."""
+
+    connection = forms.ModelChoiceField(
+        queryset=Connection.objects.none(),
+        empty_label=None,
+        error_messages={"invalid_choice": "connection: choose one of your connections."},
+    )
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        usable = Connection.objects.for_user(user)
+        self.fields["connection"].queryset = usable
+        latest = last_used(Batch.objects.for_user(user))
+        start = pick_connection(usable, latest and latest.connection_id)
+        self.initial.setdefault("connection", start.pk if start else None)
+
+    @property
+    def chosen(self) -> int | None:
+        """The pk the select shows: the one posted, else the one it starts on."""
+        value = self.data.get("connection") if self.is_bound else self.initial.get("connection")
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            return None

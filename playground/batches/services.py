@@ -73,8 +73,9 @@ async def submit(
     return batch
 
 
-async def resubmit(batch: Batch, user) -> Batch:
-    """A forked batch's requests sent again as a new batch on its connection (the forker's). Raises UpstreamError."""
+async def resubmit(batch: Batch, user, connection: Connection | None = None) -> Batch:
+    """A forked batch's requests sent again as a new batch on `connection` (by default the fork's). Raises
+    UpstreamError (the gate's refusal included: nothing was sent)."""
     bodies = [body for body in (batch.copy or {}).get("requests") or [] if isinstance(body, dict)]
     lines = [
         json.dumps({"custom_id": f"request-{n}", "method": "POST", "url": ENDPOINT, "body": body}, ensure_ascii=False)
@@ -82,7 +83,7 @@ async def resubmit(batch: Batch, user) -> Batch:
     ]
     return await submit(
         user=user,
-        connection=batch.connection,
+        connection=connection or batch.connection,
         filename=batch.input_filename or "requests.jsonl",
         content=("\n".join(lines) + "\n").encode(),
         completion_window=str(batch.data.get("completion_window") or "24h"),

@@ -2,10 +2,11 @@ from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import aget_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST, require_safe
 
 from playground.batches import services
-from playground.batches.forms import BatchForm
+from playground.batches.forms import BatchForm, ResubmitForm
 from playground.batches.models import Batch
 from playground.lib import downloads
 from playground.upstream.errors import UpstreamError
@@ -15,6 +16,7 @@ LISTED = 50
 
 def _render_page(request, template: str, form: BatchForm, **extra) -> HttpResponse:
     context = {"form": form, "batches": Batch.objects.for_user(request.user)[:LISTED], **extra}
+    context["resubmit_form"] = ResubmitForm(user=request.user)  # a fork's "Submit again" and its connection
     return render(request, template, context)
 
 
@@ -78,22 +80,37 @@ async def _row(request, pk, action) -> HttpResponse:
         shown = None
         if not request.htmx:
             return redirect("batches:index")
-    return await sync_to_async(render)(request, "batches/index.html#batch-row", {"batch": batch, "row_error": shown})
+    context = {
+        "batch": batch,
+        "row_error": shown,
+        "resubmit_form": await sync_to_async(ResubmitForm)(user=await request.auser()),
+    }
+    return await sync_to_async(render)(request, "batches/index.html#batch-row", context)
 
 
 @require_POST
 async def resubmit(request, pk):
-    """Send a forked batch's requests again, as a new batch on the fork's connection."""
+    """Send a forked batch's requests again, as a new batch on the connection chosen beside its button. A refusal
+    (the gate's for a team connection, or the provider's) is shown in the row, its picker on the connection refused,
+    so that another can be chosen there."""
     batch = await _batch(request, pk)
     if batch.copy is None or not (batch.copy.get("requests") or []):
         raise Http404("Only a forked batch with its requests is submitted again.")
-    try:
-        created = await services.resubmit(batch, await request.auser())
-    except UpstreamError as exc:
-        messages.error(request, f"{exc.title}: {exc.message} {exc.next_step}")
+    user = await request.auser()
+    form = await sync_to_async(ResubmitForm)(request.POST, user=user)
+    if await sync_to_async(form.is_valid)():
+        try:
+            created = await services.resubmit(batch, user, form.cleaned_data["connection"])
+        except UpstreamError as exc:
+            shown = services.explain(exc)
+        else:
+            messages.success(request, f"Batch {created.remote_id} created with {created.request_count} requests.")
+            return redirect(f"{reverse('batches:index')}#batch-{created.pk}")  # its new row in view
     else:
-        messages.success(request, f"Batch {created.remote_id} created with {created.request_count} requests.")
-    return redirect("batches:index")
+        shown = {"title": "Not sent", "message": form.errors["connection"][0]}
+    page = await sync_to_async(BatchForm)(user=user)
+    extra = {"resubmitted": batch.pk, "resubmit_chosen": form.chosen, "resubmit_error": shown}
+    return await sync_to_async(_render_page)(request, "batches/index.html", page, **extra)
 
 
 @require_GET

@@ -8,7 +8,7 @@ HTMX = {"HX-Request": "true"}
 
 
 def local_connection(user) -> Connection:
-    return Connection.objects.get(owner=user, is_local=True)
+    return Connection.objects.get(owner=user, team=None, is_local=True)
 
 
 def wait_for_status(http: httpx.Client, pk: int, statuses: tuple[str, ...], timeout: float = 60) -> str:

@@ -331,7 +331,9 @@ CALLING: dict[str, list[Callable[[Scene], tuple[str, str, dict]]]] = {
     ],
     "batches:refresh": [lambda s: ("get", reverse("batches:refresh", args=[s.batch.pk]), {})],
     "batches:cancel": [lambda s: ("post", reverse("batches:cancel", args=[s.batch.pk]), {})],
-    "batches:resubmit": [lambda s: ("post", reverse("batches:resubmit", args=[s.forked.pk]), {})],
+    "batches:resubmit": [
+        lambda s: ("post", reverse("batches:resubmit", args=[s.forked.pk]), {"connection": s.connection.pk})
+    ],
     "batches:results": [lambda s: ("get", reverse("batches:results", args=[s.batch.pk]), {})],
     "batches:download": [lambda s: ("get", reverse("batches:download", args=[s.batch.pk, "output"]), {})],
     # Sharing a batch (a link, the team library) freezes its files, read from the provider through the gate.
