@@ -143,4 +143,18 @@ def test_the_main_flow_on_the_fake_provider(browser, live_server, alice, catalog
     assert messages[0] == {"role": "system", "content": "You answer in one sentence."}
     assert re.search("Tell me about the Rhine.", str(messages[-1]["content"]))
     assert sent[-1]["model"] == fake.CHAT_MODEL
+
+    # Improve this prompt: the judge (the fake's chat model) proposes a draft, shown as a diff, accepted as v2.
+    page.goto("/prompts/")
+    page.get_by_role("link", name="fake-rivers").click()
+    page.get_by_role("link", name="Improve this prompt").click()
+    choose_model(page, "Fake OpenAI", fake.CHAT_MODEL)
+    page.get_by_label("Instruction").fill("shorter")
+    page.get_by_role("button", name="Propose a draft").click()
+    expect(page.locator("#draft")).to_contain_text("User template")
+    judged = fake_openai.state.bodies("/chat/completions")[-1]
+    assert "Instruction: shorter" in judged["messages"][1]["content"]
+    page.get_by_role("button", name="Accept as a new version").click()
+    expect(page.locator("#prompt-title")).to_contain_text("v2")
+    screenshot(page, "prompts-improved-desktop")
     page.context.close()
