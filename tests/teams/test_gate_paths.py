@@ -370,6 +370,18 @@ CALLING: dict[str, list[Callable[[Scene], tuple[str, str, dict]]]] = {
             },
         )
     ],
+    "batches:from-prompt": [
+        lambda s: (
+            "post",
+            reverse("batches:from-prompt", args=[s.version.pk]),
+            {
+                "connection": str(s.connection.pk),
+                "model": fake.CHAT_MODEL,
+                "rows": '{"thing": "river"}',
+                "completion_window": "24h",
+            },
+        )
+    ],
     "batches:refresh": [lambda s: ("get", reverse("batches:refresh", args=[s.batch.pk]), {})],
     "batches:cancel": [lambda s: ("post", reverse("batches:cancel", args=[s.batch.pk]), {})],
     "batches:resubmit": [lambda s: ("post", reverse("batches:resubmit", args=[s.forked.pk]), {})],
