@@ -131,6 +131,8 @@ def test_a_team_member_sees_and_edits_the_teams_prompt(bob_client, alice, team):
     prompt = make_prompt(alice, "shared", team=team)
     assert bob_client.get(reverse("prompts:detail", args=[prompt.pk])).status_code == 200
     assert "shared" in bob_client.get(reverse("prompts:index")).content.decode()
+    team_page = bob_client.get(reverse("teams:detail", args=[team.pk])).content.decode()
+    assert f'href="{reverse("prompts:detail", args=[prompt.pk])}">shared</a>' in team_page
     response = bob_client.post(
         reverse("prompts:edit", args=[prompt.pk]),
         {
