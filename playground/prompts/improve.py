@@ -59,7 +59,8 @@ def _editable(request, pk):
     prompt = get_prompt(request, pk)
     if not prompt.role_of(request.user):
         raise Http404("No such prompt.")
-    return prompt, prompt.latest()
+    # Its connection read here: the async view must not query while it builds the draft.
+    return prompt, prompt.versions.select_related("connection").order_by("-number").first()
 
 
 def _page(request, prompt, base, pick, **extra):

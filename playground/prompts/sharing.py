@@ -16,7 +16,7 @@ from playground.sharing.kinds import Kind
 
 
 class PromptVersionKind(Kind):
-    name, label, plural = "prompt", "Prompt version", "Prompts"
+    name, label, plural = "prompt", "Prompt version", "Prompt versions"
     model, template = "prompts.PromptVersion", "prompts/shared.html"
     fork_words = " as a new prompt in your library"
 

@@ -22,8 +22,11 @@ def tokens(request):
             form.add_error(None, f"At most {MAX_TOKENS} tokens: revoke one first.")
         elif form.is_valid():
             _, created = ApiToken.mint(request.user, form.cleaned_data["name"].strip())
+            form = TokenForm()
     context = {"form": form, "created": created, "tokens": ApiToken.objects.filter(owner=request.user)}
-    return render(request, "prompts/tokens.html", context, status=400 if form.errors else 200)
+    response = render(request, "prompts/tokens.html", context, status=400 if form.errors else 200)
+    response["Cache-Control"] = "no-store"  # a new token is shown once: no copy in any cache
+    return response
 
 
 @require_POST

@@ -2,7 +2,7 @@
 
 The kind of the share builds the content (each feature's `sharing.py`); this module stores it and copies the
 files. The frozen content never holds a key, a connection's name or its base URL: only the model id, the
-parameters, the instructions and each request body as it was (or would be) sent.
+parameters, the system message and each request body as it was (or would be) sent.
 """
 
 from django.db import transaction

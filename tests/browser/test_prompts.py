@@ -9,9 +9,11 @@ import pytest
 from django.test import Client
 from playwright.sync_api import expect
 
+from playground.batches.models import Batch
 from playground.chat.models import Conversation
 from playground.prompts.models import Prompt
 from playground.teams.models import MEMBER, OWNER, Membership, Team
+from tests.browser import axe
 from tests.browser.conftest import log_in, orm, screenshot
 from tests.fakeprovider import server as fake
 from tests.providers.conftest import fake_provider
@@ -76,6 +78,7 @@ def test_owner_and_member_share_a_team_prompt(browser, live_server, alice, bob, 
     owner.get_by_role("link", name="Edit (new version)").click()
     owner.get_by_label("User message (template)").fill("Tell me about {{topic}} in {{style}} style.")
     no_sideways_scroll(owner)
+    axe.assert_accessible(owner, "prompt editor")
     screenshot(owner, f"prompts-edit-{size}")
     owner.get_by_label("What changed (optional)").fill("a style")
     owner.get_by_role("button", name="Save as new version").click()
@@ -85,6 +88,7 @@ def test_owner_and_member_share_a_team_prompt(browser, live_server, alice, bob, 
     owner.get_by_role("button", name="Move production to v1").click()
     expect(owner.locator("#v1 .labels-cell")).to_contain_text("production")
     no_sideways_scroll(owner)
+    axe.assert_accessible(owner, "prompt detail")
     screenshot(owner, f"prompts-detail-{size}")
 
     owner.get_by_role("link", name="Diff to previous").first.click()
@@ -94,6 +98,7 @@ def test_owner_and_member_share_a_team_prompt(browser, live_server, alice, bob, 
     expect(diff.locator(".diff-line.diff-del")).to_contain_text("Tell me about {{topic}}.")
     expect(diff.locator(".visually-hidden", has_text="added:").first).to_be_attached()
     no_sideways_scroll(owner)
+    axe.assert_accessible(owner, "compare versions")
     screenshot(owner, f"prompts-compare-{size}")
 
     member = page_of(browser, live_server, bob, size)
@@ -143,4 +148,45 @@ def test_the_main_flow_on_the_fake_provider(browser, live_server, alice, catalog
     assert messages[0] == {"role": "system", "content": "You answer in one sentence."}
     assert re.search("Tell me about the Rhine.", str(messages[-1]["content"]))
     assert sent[-1]["model"] == fake.CHAT_MODEL
+
+    # Improve this prompt: the judge (the fake's chat model) proposes a draft, shown as a diff, accepted as v2.
+    page.goto("/prompts/")
+    page.get_by_role("link", name="fake-rivers").click()
+    page.get_by_role("link", name="Improve this prompt").click()
+    choose_model(page, "Fake OpenAI", fake.CHAT_MODEL)
+    page.get_by_label("Instruction").fill("shorter")
+    page.get_by_role("button", name="Propose a draft").click()
+    expect(page.locator("#draft")).to_contain_text("User template")
+    judged = fake_openai.state.bodies("/chat/completions")[-1]
+    assert "Instruction: shorter" in judged["messages"][1]["content"]
+    page.get_by_role("button", name="Accept as a new version").click()
+    expect(page.locator("#prompt-title")).to_contain_text("v2")
+    screenshot(page, "prompts-improved-desktop")
+    page.context.close()
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_a_batch_from_a_prompt_version(browser, live_server, alice, catalog, size):
+    from tests.prompts.conftest import make_prompt
+
+    prompt = orm(make_prompt, alice, "summary")
+    page = page_of(browser, live_server, alice, size)
+    page.goto(f"/prompts/{prompt.pk}/v1/")
+    no_sideways_scroll(page)
+    axe.assert_accessible(page, "a prompt version")
+    screenshot(page, f"prompts-version-{size}")
+    page.get_by_role("link", name="Batch from v1").click()
+    axe.assert_accessible(page, "batch from a prompt version")
+    page.get_by_label("Variable rows").fill("topic,n\nrivers,5\nlakes,3")
+    page.get_by_role("button", name="Create batch").click()
+    expect(page.locator(".flash-success, [class*=flash]").first).to_contain_text("made from summary@v1")
+    batch = orm(lambda: Batch.objects.get(owner=alice))
+    assert batch.request_count == 2 and batch.metadata == {"prompt": "summary@v1"}
+    no_sideways_scroll(page)
+    page.goto("/prompts/tokens/")
+    page.get_by_label("Token name").fill("laptop")
+    page.get_by_role("button", name="Create token").click()
+    expect(page.locator("#new-token")).to_contain_text("pgp_")
+    no_sideways_scroll(page)
+    screenshot(page, f"prompts-tokens-{size}")
     page.context.close()

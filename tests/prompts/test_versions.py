@@ -131,6 +131,8 @@ def test_a_team_member_sees_and_edits_the_teams_prompt(bob_client, alice, team):
     prompt = make_prompt(alice, "shared", team=team)
     assert bob_client.get(reverse("prompts:detail", args=[prompt.pk])).status_code == 200
     assert "shared" in bob_client.get(reverse("prompts:index")).content.decode()
+    team_page = bob_client.get(reverse("teams:detail", args=[team.pk])).content.decode()
+    assert f'href="{reverse("prompts:detail", args=[prompt.pk])}">shared</a>' in team_page
     response = bob_client.post(
         reverse("prompts:edit", args=[prompt.pk]),
         {
@@ -153,3 +155,20 @@ def test_compare_shows_markers_and_words_not_colour_alone(alice_client, alice):
     assert "added: </span>Summarise {{topic}} briefly." in page
     assert "&quot;temperature&quot;: 0.2" in page
     assert "changed: +1 −1" in page
+
+
+def test_deleting_an_author_or_a_connection_keeps_the_versions(alice, bob, team):
+    from playground.prompts.drafts import save_version
+    from tests.factories import add_connection
+
+    prompt = make_prompt(alice, "kept", team=team)
+    hosted = add_connection(bob)
+    save_version(prompt, draft(bob), bob)
+    later = draft(bob)
+    later.connection = hosted
+    third = save_version(prompt, later, bob)
+    hosted.delete()
+    bob.delete()
+    third = PromptVersion.objects.get(pk=third.pk)
+    assert third.author is None and third.connection is None and third.template
+    assert prompt.versions.count() == 3
