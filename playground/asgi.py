@@ -10,6 +10,7 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from playground.connections import keycheck  # noqa: E402
+from playground.lib import drain  # noqa: E402
 from playground.lib.metrics import count_websockets, install_exit_hook  # noqa: E402
 from playground.lib.static_files import StaticFiles  # noqa: E402
 from playground.origin import SameOriginValidator  # noqa: E402
@@ -20,12 +21,16 @@ from playground.upstream.client import install_shutdown_hook  # noqa: E402
 if os.environ.get("PLAYGROUND_BOOT_CHECKS", "on") != "off":
     keycheck.verify()
 
-application = ProtocolTypeRouter(
-    {
-        "http": StaticFiles(django_asgi_app),  # scripts and styles without a hop to Django's sync thread
-        "websocket": count_websockets(SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))),
-    }
+# drain.watch: requests in flight and open sockets, which a SIGTERM lets finish, then closes (lib/drain.py).
+application = drain.watch(
+    ProtocolTypeRouter(
+        {
+            "http": StaticFiles(django_asgi_app),  # scripts and styles without a hop to Django's sync thread
+            "websocket": count_websockets(SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))),
+        }
+    )
 )
+drain.install()
 install_shutdown_hook()
 install_exit_hook()
 # Background work (generations, clips, batches) starts from the apps' ready(): see playground/lib/detached.py.

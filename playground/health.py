@@ -2,7 +2,8 @@
 
 Liveness touches nothing: the process answers, so it need not be restarted. Readiness checks what a request needs
 (the database, the channel layer when Redis is configured, the encryption keys against the stored secrets) and
-answers 503 naming what failed, so the balancer sends no traffic here until it recovers. Each check has its own
+answers 503 naming what failed, so the balancer sends no traffic here until it recovers; a process draining after a
+SIGTERM (lib/drain.py) answers 503 at once. Each check has its own
 time limit: a database that hangs is unready within seconds, not after the connection pool's 30 s.
 """
 
@@ -18,6 +19,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from playground.connections import keycheck
+from playground.lib import drain
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +78,9 @@ def live(request):
 @never_cache
 @require_safe
 async def ready(request):
+    if drain.draining():
+        # At once and without a check: the balancer must stop sending new work here (lib/drain.py).
+        return JsonResponse({"status": "draining", "checks": {}}, status=503)
     checks = [("database", _database), ("encryption", _encryption)]
     if settings.REDIS_URL:
         checks.append(("channel_layer", _channel_layer))

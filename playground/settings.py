@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "playground.batches",
     "playground.sharing",
     "playground.evaluate",
+    "playground.prompts",
     "playground.sso",
     "playground.operators",
 ]
@@ -90,6 +91,7 @@ SHARE_KINDS = [
     "playground.speech.sharing.SpeechKind",
     "playground.batches.sharing.BatchKind",
     "playground.evaluate.sharing.EvaluationKind",
+    "playground.prompts.sharing.PromptVersionKind",
 ]
 
 MIDDLEWARE = [
@@ -366,6 +368,10 @@ DEBUG_RELAY_TIMING = env_bool("DEBUG_RELAY_TIMING")
 # STALE seconds lost its process and is ended as interrupted (batches are taken over instead).
 BACKGROUND_HEARTBEAT_SECONDS = float(os.environ.get("PLAYGROUND_HEARTBEAT_SECONDS", "2"))
 BACKGROUND_STALE_SECONDS = float(os.environ.get("PLAYGROUND_STALE_SECONDS", "10"))
+# Graceful drain (playground/lib/drain.py): after a SIGTERM, how long the work in flight may go on before it is
+# ended as interrupted. Keep it under the process manager's own limit (systemd's TimeoutStopSec, Kubernetes'
+# terminationGracePeriodSeconds), which kills the process outright.
+DRAIN_SECONDS = float(os.environ.get("PLAYGROUND_DRAIN_SECONDS", "60"))
 # Teams: how often each process checks the batches on team connections for their end (and files their usage).
 BATCH_TRACK_SECONDS = float(os.environ.get("PLAYGROUND_BATCH_TRACK_SECONDS", "15"))
 # The gate (playground/connections/gate.py): requests at once per connection unless it sets its own; tokens

@@ -4,6 +4,7 @@ from django.urls import include, path
 
 from playground import health
 from playground.lib import metrics
+from playground.prompts import api as prompts_api
 
 urlpatterns = [
     path("health/live", health.live, name="health-live"),
@@ -20,6 +21,8 @@ urlpatterns = [
     path("speech/", include("playground.speech.urls")),
     path("batches/", include("playground.batches.urls")),
     path("evaluate/", include("playground.evaluate.urls")),
+    path("prompts/", include("playground.prompts.urls")),
+    path("api/prompts/<str:name>", prompts_api.prompt_request, name="prompts-api"),
     path("", include("playground.sharing.urls")),
     path("", include("playground.chat.urls")),
 ]

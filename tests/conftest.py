@@ -92,7 +92,9 @@ def live_server(django_db_setup, django_db_blocker, tmp_path_factory):
     log_path = tmp_path_factory.mktemp("daphne") / "server.log"
     # Its batch tracker is kept asleep: sharing the test database, it would poll the batches other tests make, and
     # their fake providers count every request (tests of the tracker call `tracker.track_once` themselves).
-    process = start_server(port, log_path, PLAYGROUND_BATCH_TRACK_SECONDS="86400")
+    # Its local batches pause 50 ms between requests, so that a cancel sent just after a batch is created lands
+    # while requests are left (80 long answers took under half a second on a quiet machine).
+    process = start_server(port, log_path, PLAYGROUND_BATCH_TRACK_SECONDS="86400", LOCAL_API_BATCH_DELAY="0.05")
     settings.LOCAL_API_BASE_URL = f"http://127.0.0.1:{port}/local/v1"
     settings.LOCAL_API_KEYS = [LOCAL_API_TEST_KEY]
     settings.ALLOWED_UPSTREAM_HOSTS = ["127.0.0.1", "localhost"]

@@ -100,7 +100,10 @@ def refusal(outcome: Outcome) -> dict:
     """The frame of an outcome that did nothing."""
     if outcome.kind == INVALID:
         return {"type": "invalid", "errors": outcome.errors}
-    return {"type": "failed" if outcome.kind == FAILED else "refused", "error": outcome.errors[0]}
+    if outcome.kind == FAILED:
+        # `problem` "draining": this process is restarting; the page sends it again another way (composer.js).
+        return {"type": "failed", "error": outcome.errors[0], "problem": outcome.problem}
+    return {"type": "refused", "error": outcome.errors[0]}
 
 
 def _prepare_send(ctx: Context, fields: QueryDict, launch) -> Outcome:

@@ -28,6 +28,7 @@ from playground.chat.send_cache import SendCache
 from playground.chat.services import branches as operations
 from playground.chat.services import compare as comparisons
 from playground.connections import gate
+from playground.lib import drain
 
 SENT, INVALID, REFUSED, FAILED = "sent", "invalid", "refused", "failed"
 
@@ -41,10 +42,15 @@ UNAVAILABLE = {
         "The database cannot be reached, so nothing was sent or saved. Your message is still here: try again in "
         "a moment; if it persists, the operator should check the database."
     ),
+    "draining": (
+        "This server is restarting, so nothing was sent or saved. Your message is still here: send it again in a "
+        "moment."
+    ),
 }
 RETRY_UNAVAILABLE = {
     "live_unavailable": "The live channel (Redis) cannot be reached; nothing changed. Try again in a moment.",
     "database_unavailable": "The database cannot be reached; nothing changed. Try again in a moment.",
+    "draining": "This server is restarting; nothing changed. Try again in a moment.",
 }
 NOT_WAITING = "These tool calls are no longer waiting for results (answered in another tab, or the thread moved on)."
 
@@ -94,6 +100,8 @@ OnSent = Callable[[Outcome], Awaitable[None]] | None
 
 
 async def _live_problem() -> str | None:
+    if drain.draining():  # after a SIGTERM: no new generation here (lib/drain.py); another process takes it
+        return "draining"
     try:
         await services.check_live()
     except services.LiveUnavailable:

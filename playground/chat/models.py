@@ -50,6 +50,11 @@ class Conversation(models.Model):
     model_id = models.CharField(max_length=200, blank=True)
     params = models.JSONField(default=dict, blank=True)
     context_policy = models.CharField(max_length=32, choices=CONTEXT_POLICIES, default="latest")
+    # The prompt version it was started from ("name@vN" stays when the version's prompt is deleted).
+    prompt_version = models.ForeignKey(
+        "prompts.PromptVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    prompt_ref = models.CharField(max_length=200, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 

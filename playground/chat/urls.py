@@ -1,6 +1,6 @@
 from django.urls import path
 
-from playground.chat import branch_views, choices, panel_views, tool_views, views
+from playground.chat import branch_views, choices, panel_views, prompt_views, tool_views, views
 
 app_name = "chat"
 
@@ -29,5 +29,7 @@ urlpatterns = [
     path("c/<int:pk>/messages/<int:mid>/pick/", branch_views.pick, name="pick"),
     path("c/<int:pk>/insert/", branch_views.insert, name="insert"),
     path("c/<int:pk>/compare/", branch_views.compare, name="compare"),
+    path("c/from-prompt/<int:vid>/", prompt_views.from_prompt, name="from-prompt"),
+    path("c/<int:pk>/save-prompt/", prompt_views.save_prompt, name="save-prompt"),
     path("attachments/<int:pk>/", views.attachment, name="attachment"),
 ]

@@ -144,6 +144,11 @@ def _unavailable(request, conversation: Conversation | None, outcome: commands.O
         "attach_accept": accept,
     }
     response = render(request, "chat/index.html#composer", context)
+    if outcome.problem == "draining":
+        # A 503 the balancer may send again to another process (deploy/haproxy.cfg: retry-on 503); when none
+        # does, the page swaps it in like any refusal (app.js).
+        response.status_code = 503
+        response["X-Playground-Draining"] = "1"
     return reswap(retarget(response, "#composer"), "outerHTML")
 
 

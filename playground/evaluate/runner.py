@@ -15,7 +15,7 @@ from django.utils import timezone
 from playground.connections import gate
 from playground.evaluate import graders, services
 from playground.evaluate.models import Cell, Evaluation
-from playground.lib import detached
+from playground.lib import detached, drain
 from playground.upstream import client
 from playground.upstream.errors import UpstreamError
 
@@ -89,6 +89,8 @@ async def start(
     Rows that leave a variable empty end as skipped unless `send_empty` (the user said to send them)."""
     if running(evaluation.pk):
         raise services.EvaluationError("run: this evaluation is already running; stop it first.")
+    if drain.draining():  # after a SIGTERM no new run starts here (lib/drain.py)
+        raise services.EvaluationError(f"run: {drain.REFUSAL}")
     if not cell_ids:
         raise services.EvaluationError("run: no cells to run.")
     if judge_only:

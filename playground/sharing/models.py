@@ -105,8 +105,12 @@ class Share(models.Model):
         return f"{self.kind_label}: {self.title}"
 
     def save(self, *args, **kwargs):
-        if not self.kind and self.source_type_id:
-            self.kind = kinds.of_model(self.source_type.model_class()).name
+        if self.source_type_id:
+            # The type's row by its natural key, not the process's cached id (see for_source).
+            cached = self.source_type
+            self.source_type = ContentType.objects.get_or_create(app_label=cached.app_label, model=cached.model)[0]
+            if not self.kind:
+                self.kind = kinds.of_model(cached.model_class()).name
         super().save(*args, **kwargs)
 
     @property

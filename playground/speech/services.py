@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator
 from django.utils import timezone
 
 from playground.connections import gate
-from playground.lib import detached, files, metrics
+from playground.lib import detached, drain, files, metrics
 from playground.speech.audio import settle_wav, wav_header
 from playground.speech.models import SpeechClip
 from playground.upstream import client
@@ -108,6 +108,8 @@ async def start_clip(
 
     An error before the first byte (400, 401, 429...) raises UpstreamError and leaves no clip behind.
     """
+    if drain.draining():  # after a SIGTERM no new clip starts here (lib/drain.py)
+        raise UpstreamError(kind="http", status=503, message=drain.REFUSAL)
     ticket = await gate.aopen(connection, owner, "speech")
     clip = SpeechClip(
         owner=owner,

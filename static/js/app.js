@@ -194,6 +194,12 @@
     placeBefore = focusPlace();
   });
   document.addEventListener("htmx:beforeSwap", function (event) {
+    // A process restarting refused a send (lib/drain.py): its words go in place like any refusal's.
+    var xhr = event.detail.xhr;
+    if (xhr && xhr.status === 503 && xhr.getResponseHeader("X-Playground-Draining")) {
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+    }
     placeBefore = focusPlace() || placeBefore;
     if (placeBefore) placeBefore.target = event.detail.target;
   });

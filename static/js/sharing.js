@@ -102,7 +102,9 @@
     socket.addEventListener("close", function (event) {
       thread.dataset.live = "closed";
       if (event.code === 4404) { end(); return; }
-      if (!ended) { setTimeout(connect, retry); retry = Math.min(retry * 2, 30000); }
+      // 4012: the server is restarting (playground/lib/drain.py); come back at once, to another process.
+      var wait = event.code === 4012 && retry <= 1000 ? 100 + Math.random() * 200 : retry;
+      if (!ended) { setTimeout(connect, wait); retry = Math.min(retry * 2, 30000); }
     });
   }
 

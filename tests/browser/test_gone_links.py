@@ -75,8 +75,7 @@ def test_a_signed_in_only_link_asks_an_anonymous_visitor_to_sign_in_and_opens_af
         )
         share = Share.objects.create(
             owner=alice,
-            kind=Share.CONVERSATION,
-            conversation=conversation,
+            source=conversation,
             title="Tide tables",
             visibility=Share.SIGNED_IN,
         )

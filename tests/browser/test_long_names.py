@@ -69,7 +69,7 @@ def world(alice, root):
     Connection.objects.create(owner=alice, name=CONNECTION, base_url="http://127.0.0.1:9/v1")
     conversation = Conversation.objects.create(owner=alice, connection=local, model_id="local/chat", title=CONVERSATION)
     evaluation = evaluations.create(user=alice, title=EVALUATION, connection=local)
-    share = Share(owner=alice, kind=Share.CONVERSATION, title=LINK, titled=True, conversation=conversation)
+    share = Share(owner=alice, title=LINK, titled=True, source=conversation)
     share.save()
     freeze(share)
     return {"team": team.pk, "conversation": conversation.pk, "evaluation": evaluation.pk, "share": share.token}

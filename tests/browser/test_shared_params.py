@@ -29,7 +29,7 @@ def test_shared_parameters_read_as_json(page, alice, width):
         conversation = Conversation.objects.create(
             owner=alice, title="Tides", model_id="local/chat", params={"stream": True, "seed": 7, "tools": TOOLS}
         )
-        share = Share.objects.create(owner=alice, kind=Share.CONVERSATION, conversation=conversation, title="Tides")
+        share = Share.objects.create(owner=alice, source=conversation, title="Tides")
         freeze(share)
         return share
 

@@ -79,7 +79,7 @@ def test_changing_only_the_title_keeps_never_and_changing_only_who_keeps_one_hou
     conversation = orm(Conversation.objects.create, owner=alice, title="Tides", model_id="local/chat")
 
     def make(expiry):
-        share = Share.objects.create(owner=alice, kind=Share.CONVERSATION, conversation=conversation, title="Tides")
+        share = Share.objects.create(owner=alice, source=conversation, title="Tides")
         share.set_expiry(expiry)
         share.save()
         freeze(share)

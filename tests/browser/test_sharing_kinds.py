@@ -111,7 +111,7 @@ def test_a_shared_rerank_comparison_a_clip_and_a_batch(page, alice, live_server,
     # A batch share fetches the batch's files from the provider: made through the view, on the server.
     response = orm(http_for, alice).post(f"/shared/batch/{batch.pk}/", data={"visibility": "anyone", "expiry": "1d"})
     assert response.status_code == 302
-    page.goto(f"/s/{orm(Share.objects.get, batch=batch).token}/")
+    page.goto(f"/s/{orm(lambda: Share.objects.for_source(batch).get()).token}/")
     expect(page.locator(".share-page")).to_contain_text("prompts.jsonl")
     expect(page.locator(".share-page .alert-warn")).to_contain_text("only its status is shared")
     shoot(page, "sharing-batch")

@@ -4,6 +4,7 @@ thread, at desktop and phone width."""
 import pytest
 from playwright.sync_api import expect
 
+from playground.chat.models import Conversation
 from playground.sharing.freeze import freeze
 from playground.sharing.models import Share
 from tests.browser.conftest import orm, screenshot
@@ -24,7 +25,8 @@ def send(page, text: str) -> None:
 
 
 def live_share(conversation_pk, owner) -> Share:
-    share = Share(owner=owner, kind=Share.CONVERSATION, title="Rivers", conversation_id=conversation_pk, live=True)
+    share = Share(owner=owner, title="Rivers", live=True)
+    share.source = Conversation.objects.get(pk=conversation_pk)
     share.save()
     freeze(share)
     return share

@@ -12,6 +12,7 @@ import asyncio
 import inspect
 import json
 import logging
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -38,12 +39,14 @@ from playground.connections.models import Connection
 from playground.devserver import free_port
 from playground.lib import detached
 from playground.lib.frames import FrameConsumer
+from playground.prompts.models import ApiToken, Label
 from playground.rerank.models import RerankRun
 from playground.routing import websocket_urlpatterns
 from playground.sharing.freeze import freeze
 from playground.sharing.models import Share
 from playground.teams.models import OWNER, Invite, Membership, Team
 from tests.evaluate.conftest import make_evaluation
+from tests.prompts.conftest import make_prompt
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
@@ -151,6 +154,10 @@ def things_of(user, other) -> dict:
         results=[{"index": 0, "relevance_score": 0.5}],
     )
     evaluation = make_evaluation(user, rows=2, variants=2)
+    prompt = make_prompt(user, f"{user}-prompt", versions=2)
+    Label.objects.create(prompt=prompt, name="production", version=prompt.versions.get(number=1))
+    api_key = ApiToken.mint(user, "fuzz")[1]
+    api_token = ApiToken.mint(user, "revocable")[0]  # the one the token routes aim at (the fuzz may revoke it)
     kinds = {
         "conversation": [conversation.pk],
         "message": list(conversation.messages.values_list("pk", flat=True)),
@@ -164,20 +171,24 @@ def things_of(user, other) -> dict:
         "variant": list(evaluation.variants.values_list("pk", flat=True)),
         "cell": list(evaluation.cells.values_list("pk", flat=True)[:2]),
         "connection": [connection.pk],
+        "prompt": [prompt.pk],
+        "version": list(prompt.versions.values_list("pk", flat=True)),
+        "token": [api_token.pk],
     }
     return {
+        "api_key": api_key,
         "kinds": kinds,
         "ids": sorted({pk for pks in kinds.values() for pk in pks}),
-        "tokens": [share.token, invite.token],
+        "tokens": [share.token, invite.token, prompt.name],  # a prompt's name: the prompt API's argument
     }
 
 
 # Which kind of object a URL argument names, by its name and the route's namespace. A route this table does not
 # know still gets every id of both users (only less often one that exists).
 ARGUMENTS = {"mid": "message", "case_pk": "case", "variant_pk": "variant", "cell_pk": "cell", "iid": "invite"}
-ARGUMENTS |= {"cid": "connection", "connection_pk": "connection", "other_pk": "run"}
+ARGUMENTS |= {"cid": "connection", "connection_pk": "connection", "other_pk": "run", "vid": "version", "tid": "token"}
 NAMESPACES = {"chat": "conversation", "teams": "team", "evaluate": "evaluation", "rerank": "run"}
-NAMESPACES |= {"connections": "connection", "catalog": "connection"}
+NAMESPACES |= {"connections": "connection", "catalog": "connection", "prompts": "prompt"}
 
 
 def aimed_kind(name: str, argument: str) -> str | None:
@@ -352,7 +363,9 @@ def kwargs_for(route: str, pattern: URLPattern, own: dict, other: dict, ids, tok
             values[name] = st.one_of(st.sampled_from(tokens), st.just("A" * 32))
         else:
             safe = st.text(st.characters(blacklist_characters="/", blacklist_categories=("Cs",)), min_size=1)
-            words = st.sampled_from(["conversation", "rerank", "speech", "batch", "evaluation", "json", "md", "csv"])
+            words = st.sampled_from(
+                ["conversation", "rerank", "speech", "batch", "evaluation", "prompt", "json", "md", "csv"]
+            )
             values[name] = st.one_of(words, safe.filter(lambda s: s not in (".", "..")), st.sampled_from(tokens))
     return st.fixed_dictionaries(values)
 
@@ -364,10 +377,12 @@ def url_of(name: str, kwargs: dict) -> str | None:
         return None
 
 
-async def send(client: AsyncClient, url: str, request: dict, key: str):
+async def send(client: AsyncClient, url: str, request: dict, key: str, api_key: str = ""):
     headers = {"HX-Request": "true"} if request["htmx"] else {}
     if url.startswith("/local/"):
         headers["Authorization"] = f"Bearer {key}"
+    if url.startswith("/api/prompts/"):
+        headers["Authorization"] = f"Bearer {api_key}"
     if request["method"] == "GET":
         data = {k: v for k, v in request["data"].items() if not hasattr(v, "read")}
         return await client.get(url, data, headers=headers)
@@ -394,6 +409,7 @@ class Round:
 
     def __post_init__(self):
         self.key = Connection.objects.get(owner=self.user, is_local=True).get_key()
+        self.api_key = self.things[self.user.username]["api_key"]
         mine, theirs = self.things[self.user.username], self.things[self.victim.username]
         self.ids = sorted({*mine["ids"], *theirs["ids"]})
         self.tokens = mine["tokens"] + theirs["tokens"]
@@ -432,7 +448,7 @@ class Round:
         # Signed in again before every request: any page may end the session (logout, a password change, a
         # sign-out of another kind a new app brings), and the next route must not be tried signed out.
         await self.client.aforce_login(self.user)
-        response = await send(self.client, url, request, self.key)
+        response = await send(self.client, url, request, self.key, self.api_key)
         self.sent += 1
         self.statuses[response.status_code] = self.statuses.get(response.status_code, 0) + 1
         shown = {k[:20]: (v if isinstance(v, str | list) else "<file>") for k, v in request["data"].items()}
@@ -447,7 +463,11 @@ async def fuzz_routes(user, victim, things, watch) -> Round:
     """Every route, EXAMPLES_PER_ENDPOINT requests as `user`; and whether anything of `victim`'s changed."""
     round_ = await sync_to_async(Round)(user, victim, things, watch)
     before = await sync_to_async(owned_rows)(victim)
+    # FUZZ_ONLY=prompts,chat:from-prompt narrows a local run to the routes named (by prefix); CI runs them all.
+    only = tuple(filter(None, os.environ.get("FUZZ_ONLY", "").split(",")))
     for name, pattern in ROUTES:
+        if only and not (name or "").startswith(only):
+            continue
         for url, request in await sync_to_async(round_.examples)(name, pattern):
             await round_.send(name, url, request)
     await settle()

@@ -8,7 +8,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from playground.batches.models import Batch
 from playground.chat.models import Conversation
-from playground.connections.models import ensure_local_connection
+from playground.connections.models import Connection
 from playground.evaluate.models import Evaluation
 from playground.rerank.models import RerankRun
 from playground.sharing.models import Share, SharedFile, Watcher
@@ -28,7 +28,7 @@ def _migrate(targets):
 
 
 def _sources(alice) -> dict:
-    local = ensure_local_connection(alice)
+    local = Connection.objects.create(owner=alice, name="Upstream", base_url="http://127.0.0.1:9/v1")
     return {
         "conversation": Conversation.objects.create(owner=alice, connection=local, title="Rivers"),
         "rerank_run": RerankRun.objects.create(owner=alice, connection=local, model="m", query="q", documents=["d"]),

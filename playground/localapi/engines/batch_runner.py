@@ -20,7 +20,7 @@ from django.db import close_old_connections, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from playground.lib import detached, files
+from playground.lib import detached, drain, files
 from playground.localapi.engines.batches import (
     ACTIVE,
     KIND,
@@ -70,7 +70,8 @@ async def _run_forever() -> None:
     while True:
         try:
             batch_id = None
-            if len(_running()) < max_concurrent():
+            # A draining process (lib/drain.py) claims nothing new: the others take the queue.
+            if len(_running()) < max_concurrent() and not drain.draining():
                 batch_id = await _db(claim_next)()
             if batch_id:
                 task = detached.spawn(_run_claimed(batch_id), name=f"batch-{batch_id}")

@@ -28,6 +28,8 @@
   var askedFor = {}; // action id -> the message id its `sent` named (its first deltas may pass its reply)
   var socket = null;
   var backoff = 500;
+  var RECONNECT = 4012; // the close code of a server process that is restarting (playground/lib/drain.py)
+  var handedOver = false;
   var deferredStarts = [];
   var stick = true;
   var stats = { received: 0, receivedSeq: 0, shown: 0, shownSeq: 0, frames: 0, patched: 0, replaced: 0 };
@@ -167,6 +169,9 @@
     ws.onopen = function () {
       socket = ws;
       backoff = 500;
+      // A handover counts as done once the new socket has stayed open a moment (a restarting process closes a new
+      // one at once: that takes the backoff).
+      setTimeout(function () { if (socket === ws) handedOver = false; }, 2000);
       heard = Date.now();
       beat(ws);
       // Every message shown as streaming asks for its snapshot: a running one resumes, a gone one ends.
@@ -197,6 +202,15 @@
     abandon();
     Object.keys(messages).forEach(function (id) { messages[id].ready = false; });
     if (code === 4403 || code === 4404) return;
+    if (code === RECONNECT && !handedOver) {
+      // The server is restarting (drain.py): come back at once, through the balancer to another process, and
+      // follow the answers still streaming as a second tab does. Quietly: no banner for a handover. Once only:
+      // if the new socket is refused again, the usual backoff (and banner) follows.
+      handedOver = true;
+      clearTimeout(retryTimer);
+      retryTimer = setTimeout(connect, Math.round(100 + Math.random() * 200));
+      return;
+    }
     // Backoff with jitter, so that the tabs of a restarted server do not all come back at once.
     var delay = Math.round(backoff * (0.8 + Math.random() * 0.4));
     lost = true;
@@ -450,6 +464,15 @@
   function answered(data) {
     var callback = actions[data.id];
     delete actions[data.id];
+    // This socket's process is restarting (drain.py): leave it now, so that what the callback sends again takes
+    // the form POST (through the balancer, to another process) and the socket comes back elsewhere.
+    if (data.type === "failed" && data.problem === "draining" && socket) {
+      var ws = socket;
+      ws.onmessage = null;
+      ws.onclose = null;
+      try { ws.close(); } catch (e) { /* already closing */ }
+      closed(ws, RECONNECT, false);
+    }
     // The re-render below may take the focused button away: the focus goes back to its place (app.js).
     var place = window.Playground ? window.Playground.focusPlace() : null;
     if (data.type === "sent" && typeof data.thread === "string") {
