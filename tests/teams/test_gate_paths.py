@@ -158,7 +158,13 @@ NOT_CALLING = {
         "the stored thread",
     ),
 }
-NOT_CALLING_ACTIONS = {"delete": "the stored thread", "insert": "no answer", "pick": "selects", "switch": "selects"}
+NOT_CALLING_ACTIONS = {
+    "delete": "the stored thread",
+    "insert": "no answer",
+    "pick": "selects",
+    "switch": "selects",
+    "choose": "swaps an answer with one of its stored choices",
+}
 
 
 @dataclass
