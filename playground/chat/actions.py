@@ -20,7 +20,7 @@ from django.db import DatabaseError
 from django.http import QueryDict
 from django.template.loader import render_to_string
 
-from playground.chat import branches, commands
+from playground.chat import branches, commands, tool_commands
 from playground.chat.commands import FAILED, INVALID, SENT, Outcome
 from playground.chat.relay.fanout import Tab
 from playground.connections import gate
@@ -177,8 +177,8 @@ for _name in commands.OPERATIONS:
 async def tool_results(ctx: Context, frame: dict) -> None:
     """Answer the tool calls of answer `message_id` (`result:<call id>` fields, all at once) and continue the turn;
     `sent` carries the answer, its `tool` messages and the new answer's placeholder, as the htmx view returns."""
-    message_id = frame.get("message_id")
-    outcome = await commands.tool_results(ctx.user, ctx.conversation_id, message_id, commands.results_of(frame))
+    results = tool_commands.results_of(frame)
+    outcome = await tool_commands.tool_results(ctx.user, ctx.conversation_id, frame.get("message_id"), results)
     if outcome.kind != SENT:
         await ctx.reply(refusal(outcome))
         return

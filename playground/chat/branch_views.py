@@ -20,9 +20,10 @@ def _thread_html(request, conversation) -> str:
     return render_to_string("chat/index.html#thread", context, request=request)
 
 
-async def _run(request, pk, name: str, mid=None) -> HttpResponse:
+async def _run(request, pk, name: str, mid=None, **path) -> HttpResponse:
     await sync_to_async(get_conversation)(request, pk)  # a 404 for anyone else's
-    args = commands.arguments(name, lambda key: mid if key == "message_id" else request.POST.get(key))
+    path = {"message_id": mid, **path}  # the arguments the address holds; the others are posted
+    args = commands.arguments(name, lambda key: path[key] if key in path else request.POST.get(key))
     files = request.FILES.getlist("attachments") if name == "compare" else ()
     outcome = await commands.operate(
         name,
@@ -78,3 +79,9 @@ async def compare(request, pk):
 @require_POST
 async def pick(request, pk, mid):
     return await _run(request, pk, "pick", mid)
+
+
+@require_POST
+async def choose(request, pk, mid, number):
+    """n > 1: continue with choice `number` of answer `mid`."""
+    return await _run(request, pk, "choose", mid, number=number)

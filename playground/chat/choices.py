@@ -2,17 +2,24 @@
 
 The first choice is the message's content, the thread's answer; the others are in `Message.choices` (in order of
 their index). Continuing with choice k swaps it with the content, so the next request sends it as the answer:
-the former answer stays among the choices, in k's place.
+the former answer stays among the choices, in k's place. `continue_with` is that command's operation
+(commands.OPERATIONS["choose"]: the htmx view and the socket action `choose` adapt it).
 """
 
-from django.db import transaction
-from django.http import Http404, HttpResponse
-from django.shortcuts import redirect
-from django.views.decorators.http import require_POST
+import logging
 
-from playground.chat.models import Message, get_conversation
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.db import transaction
+
+from playground.chat.models import Message
+from playground.chat.relay import fanout
+from playground.chat.relay.publishing import conversation_group
+from playground.chat.services import branches as operations
 from playground.chat.services import render_message
 from playground.lib.markdown.rendering import render_markdown
+
+log = logging.getLogger(__name__)
 
 
 def choice_count(message: Message) -> int:
@@ -43,16 +50,30 @@ def choose(message: Message, number: int) -> Message:
     return message
 
 
-@require_POST
-def continue_with(request, pk, mid, number):
-    conversation = get_conversation(request, pk)
-    message = conversation.messages.filter(pk=mid, role="assistant").first()
-    if message is None:
-        raise Http404("No such answer.")
+def _choose(conversation, args: dict) -> Message:
+    message = operations.message_of(conversation, args)
+    if message.role != "assistant":
+        raise operations.Refused("message_id: only an answer has choices to continue with.")
     try:
-        message = choose(message, number)
+        number = int(args.get("number"))
+    except (TypeError, ValueError):
+        raise operations.Refused("number: the number of one of the answer's choices, from 2.") from None
+    try:
+        return choose(message, number)
     except ValueError as exc:
-        return HttpResponse(str(exc), status=409)
-    if not request.htmx:
-        return redirect("chat:conversation", pk=pk)
-    return HttpResponse(render_message(message))
+        raise operations.Refused(f"{exc}.") from None
+
+
+async def continue_with(conversation, user, args: dict) -> Message:
+    """Choice `number` of answer `message_id` becomes the thread's answer. The path keeps its shape, so beside the
+    command's announcement (the other tabs fetch the thread) the answer's new render goes to the conversation's
+    group as its final one: live viewers show it in place."""
+    operations.own(conversation, user)
+    message = await sync_to_async(_choose)(conversation, args)
+    html = await sync_to_async(render_message)(message)
+    event = {"type": "chat.done", "message_id": message.pk, "seq": message.seq, "status": message.status}
+    try:
+        await fanout.publish(get_channel_layer(), conversation_group(conversation.pk), {**event, "html": html})
+    except Exception as exc:  # the viewers see the choice when they reload
+        log.warning("Could not announce the choice of message %s: %r", message.pk, exc)
+    return message

@@ -1,4 +1,5 @@
-"""One command per chat operation: send, retry, stop, the branch and compare operations, and tool results.
+"""One command per chat operation: send, retry, stop, the branch and compare operations (and tool results, in
+tool_commands.py).
 
 Each command takes plain values (the user, ids, the posted fields or a frame's, the files), validates them once and
 returns one `Outcome`. The htmx views (views.py, branch_views.py, tool_views.py) and the websocket actions
@@ -17,7 +18,7 @@ from django.db import DatabaseError
 from django.http import Http404
 
 from playground import inputs
-from playground.chat import services
+from playground.chat import choices, services
 from playground.chat.composing import uploads_of, waiting_tools
 from playground.chat.forms import ComposerForm
 from playground.chat.models import Conversation, Message
@@ -52,7 +53,6 @@ RETRY_UNAVAILABLE = {
     "database_unavailable": "The database cannot be reached; nothing changed. Try again in a moment.",
     "draining": "This server is restarting; nothing changed. Try again in a moment.",
 }
-NOT_WAITING = "These tool calls are no longer waiting for results (answered in another tab, or the thread moved on)."
 
 
 @dataclass
@@ -99,7 +99,7 @@ def failed(problem: str, words: dict = RETRY_UNAVAILABLE) -> Outcome:
 OnSent = Callable[[Outcome], Awaitable[None]] | None
 
 
-async def _live_problem() -> str | None:
+async def live_problem() -> str | None:
     if drain.draining():  # after a SIGTERM: no new generation here (lib/drain.py); another process takes it
         return "draining"
     try:
@@ -225,7 +225,7 @@ async def send(
     """A new turn from the composer (`fields`: the message and the panel's fields; `files`: its attachments).
     `tab`: the socket that asked, which gets the answer's first deltas before its rows are written; `cache`: what
     its earlier sends read."""
-    if problem := await _live_problem():
+    if problem := await live_problem():
         return failed(problem, UNAVAILABLE)
     launch = services.launcher(asyncio.get_running_loop(), tab=tab)
     try:
@@ -266,7 +266,7 @@ def prepare_retry(user, conversation_id: int, message_id, launch=None) -> Outcom
 async def retry(user, conversation_id: int, message_id, *, on_sent: OnSent = None, tab: Tab | None = None) -> Outcome:
     """Regenerate an answer. The old one stays until the new one is complete (then the done event names it as
     `replaced`); `html` holds both articles, which replace the old one in the page. `tab`: as for send."""
-    if problem := await _live_problem():
+    if problem := await live_problem():
         return failed(problem)
     launch = services.launcher(asyncio.get_running_loop(), tab=tab)
     try:
@@ -295,6 +295,7 @@ OPERATIONS = {
     "insert": operations.insert,
     "compare": comparisons.start,
     "pick": comparisons.pick,
+    "choose": choices.continue_with,  # n > 1: continue with another choice of an answer
 }
 LIVE = ("edit", "regenerate", "compare")  # these start an upstream call: the live channel must be up
 
@@ -318,19 +319,21 @@ def arguments(name: str, get: Callable[[str], object]) -> dict:
     args = {"message_id": get("message_id") if isinstance(get("message_id"), int | str) else None}
     if name == "edit":
         args["content"] = text("content")
+    elif name == "choose":
+        args["number"] = get("number")
     return args
 
 
-def _conversation(user, conversation_id: int) -> Conversation | None:
+def owned_conversation(user, conversation_id: int) -> Conversation | None:
     return Conversation.objects.for_user(user).select_related("connection").filter(pk=conversation_id).first()
 
 
 async def operate(name: str, user, conversation_id: int, args: dict, *, tab: str = "", files=(), options="") -> Outcome:
     """A branch or compare operation (OPERATIONS); the other tabs then fetch the selected path again (`tab`: the
     tab that asked, which needs not). `files` (compare only): the composer's, sent to each column that takes them."""
-    if name in LIVE and (problem := await _live_problem()):
+    if name in LIVE and (problem := await live_problem()):
         return failed(problem)
-    conversation = await sync_to_async(_conversation)(user, conversation_id)
+    conversation = await sync_to_async(owned_conversation)(user, conversation_id)
     if conversation is None:
         return refused("No such conversation.", 404)
     try:
@@ -353,62 +356,4 @@ async def operate(name: str, user, conversation_id: int, args: dict, *, tab: str
         outcome.turns = result if isinstance(result, list) else [result]
     if name == "compare":
         outcome.notice = comparisons.left_out(outcome.turns)
-    return outcome
-
-
-# ---------------------------------------------------------------- tool results
-
-RESULT_PREFIX = "result:"
-
-
-def results_of(fields) -> dict:
-    """The result boxes of a tool-calls form: `result:<call id>` → text."""
-    return {
-        key[len(RESULT_PREFIX) :]: value if isinstance(value, str) else ""
-        for key, value in fields.items()
-        if key.startswith(RESULT_PREFIX)
-    }
-
-
-def _pending(user, conversation_id: int, message_id) -> Outcome:
-    """The answer `message_id` (as `message`) if its calls wait for results."""
-    conversation = _conversation(user, conversation_id)
-    message_id = message_id_of(message_id)
-    message = conversation and message_id and conversation.messages.filter(pk=message_id, role="assistant").first()
-    if not message:
-        return refused("No such answer.", 404)
-    outcome = Outcome(INVALID, [NOT_WAITING], conversation=conversation, message=message)
-    answer, calls = services.pending_calls(conversation)
-    if calls and answer.pk == message.pk:
-        outcome.kind, outcome.errors = SENT, []
-    return outcome
-
-
-def _articles(conversation: Conversation, message: Message, turn) -> str:
-    rows = [Message.objects.get(pk=message.pk)]
-    rows += list(conversation.messages.filter(role="tool", pk__gt=message.pk, pk__lt=turn.assistant.pk))
-    return "".join(services.render_message(row) for row in rows) + services.render_message(turn.assistant)
-
-
-async def tool_results(user, conversation_id: int, message_id, results: dict) -> Outcome:
-    """Answer the tool calls of answer `message_id` (all of them at once) and continue the turn; `html` holds the
-    answer, its `tool` messages and the new answer's placeholder."""
-    if problem := await _live_problem():
-        return failed(problem)
-    try:
-        outcome = await sync_to_async(_pending)(user, conversation_id, message_id)
-        if not outcome.sent:
-            return outcome
-        conversation, message = outcome.conversation, outcome.message
-        try:
-            turn = await services.submit_tool_results(conversation, user, results)
-        except services.ToolResultsError as exc:
-            return Outcome(INVALID, [str(exc)], conversation=conversation, message=message)
-        except gate.Refused as refusal:
-            outcome.kind, outcome.errors, outcome.status = REFUSED, [refusal.message], refusal.status
-            return outcome
-        outcome.turns = [turn]
-        outcome.html = await sync_to_async(_articles)(conversation, message, turn)
-    except DatabaseError:
-        return failed("database_unavailable")
     return outcome

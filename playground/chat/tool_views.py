@@ -7,7 +7,7 @@ from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
 
 from playground import inputs
-from playground.chat import commands
+from playground.chat import commands, tool_commands
 from playground.chat.forms import ChatModelPicker, accept_attribute, chat_params_form
 from playground.chat.models import Message, get_conversation
 from playground.chat.panel import PanelProblems, connections_of
@@ -33,8 +33,8 @@ def _refused(request, message: Message, errors: list[str], results: dict, status
 async def tool_results(request, pk, mid):
     """Answer the tool calls of answer `mid` (all of them at once) and continue the turn."""
     message = await sync_to_async(_load)(request, pk, mid)
-    results = commands.results_of(request.POST)
-    outcome = await commands.tool_results(await request.auser(), pk, mid, results)
+    results = tool_commands.results_of(request.POST)
+    outcome = await tool_commands.tool_results(await request.auser(), pk, mid, results)
     if not outcome.sent:
         # 200 unless the gate refused, so htmx shows it: the article comes back as it is now, with the words.
         status = outcome.status if outcome.kind == commands.REFUSED else 200

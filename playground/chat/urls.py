@@ -1,6 +1,6 @@
 from django.urls import path
 
-from playground.chat import branch_views, choices, panel_views, prompt_views, tool_views, views
+from playground.chat import branch_views, panel_views, prompt_views, tool_views, views
 
 app_name = "chat"
 
@@ -21,7 +21,7 @@ urlpatterns = [
     path("c/<int:pk>/messages/<int:mid>/tool-results/", tool_views.tool_results, name="tool_results"),
     path("c/<int:pk>/tools/copy/", tool_views.copy_tools, name="copy_tools"),
     path("c/start/picker/", tool_views.start_picker, name="start_picker"),
-    path("c/<int:pk>/messages/<int:mid>/choose/<int:number>/", choices.continue_with, name="choose"),
+    path("c/<int:pk>/messages/<int:mid>/choose/<int:number>/", branch_views.choose, name="choose"),
     path("c/<int:pk>/messages/<int:mid>/edit/", branch_views.edit, name="edit"),
     path("c/<int:pk>/messages/<int:mid>/regenerate/", branch_views.regenerate, name="regenerate"),
     path("c/<int:pk>/messages/<int:mid>/switch/", branch_views.switch, name="switch"),

@@ -68,3 +68,66 @@ def test_two_choices_stream_into_tabs_and_one_can_continue_the_thread(open_chat)
     expect(reloaded.locator(".message-body")).to_contain_text("Second answer with slanted words")
     reloaded.get_by_role("tab", name="Choice 2").click()
     expect(reloaded.locator(".choice-panel strong")).to_have_text("bold")
+
+
+def seeded_choices(owner):
+    """A finished answer with three choices, and a live link to its conversation (anyone with the link)."""
+    from playground.chat.models import Conversation
+    from playground.connections.models import ensure_local_connection
+    from playground.sharing.freeze import freeze
+    from playground.sharing.models import Share
+
+    conversation = Conversation.objects.create(
+        owner=owner, connection=ensure_local_connection(owner), model_id="local/chat", params={"n": 3}
+    )
+    Message.objects.create(conversation=conversation, role="user", content="Pick a colour")
+    answer = Message.objects.create(
+        conversation=conversation, role="assistant", content="Red.", choices=["Green.", "Blue."], params={"n": 3}
+    )
+    share = Share(owner=owner, title="Colours", live=True)
+    share.source = conversation
+    share.save()
+    freeze(share)
+    return conversation.pk, answer.pk, share.token
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_continue_with_this_one_shows_in_the_other_tabs_and_to_live_viewers(
+    alice_page, alice, browser, live_server, width
+):
+    """Issue 32 item 4: the choice is a command announced to the conversation: another tab of the owner and a live
+    viewer of its link show the new answer without a reload."""
+    conversation_pk, answer_pk, token = orm(seeded_choices, alice)
+    size = {"width": width, "height": 844}
+    tabs = []
+    for _ in range(2):
+        tab = alice_page if not tabs else alice_page.context.new_page()
+        tab.set_viewport_size(size)
+        tab.goto(f"/c/{conversation_pk}/")
+        tab.wait_for_function("() => window.ChatClient !== undefined")
+        tabs.append(tab)
+    viewer_context = browser.new_context(base_url=live_server.url, viewport=size)
+    try:
+        viewer = viewer_context.new_page()
+        viewer.goto(f"/s/{token}/")
+        viewer.wait_for_function("() => document.getElementById('share-thread').dataset.live === 'open'")
+        expect(viewer.locator(f"#message-{answer_pk} .message-body")).to_contain_text("Red.")
+        tabs[0].wait_for_timeout(300)  # both sockets up
+
+        chooser = tabs[0].locator(f"#message-{answer_pk}")
+        chooser.get_by_role("tab", name="Choice 3").click()
+        chooser.get_by_role("button", name="Continue with this one").click()
+        expect(chooser.locator(".message-body")).to_contain_text("Blue.")
+        other = tabs[1].locator(f"#message-{answer_pk}")
+        expect(other.locator(".message-body")).to_contain_text("Blue.")
+        expect(other.get_by_role("tab", name="Choice 3")).to_be_visible()
+        shown = viewer.locator(f"#message-{answer_pk} .message-body")
+        expect(shown).to_contain_text("Blue.")
+        expect(shown).not_to_contain_text("Red.")
+        assert orm(lambda: Message.objects.get(pk=answer_pk).content) == "Blue."
+        for page in (*tabs, viewer):
+            overflow = page.evaluate("document.scrollingElement.scrollWidth")
+            assert overflow <= width, f"{page.url} is {overflow}px wide at {width}px"
+        screenshot(viewer, f"chat-choice-live-viewer-{width}")
+    finally:
+        viewer_context.close()

@@ -95,12 +95,68 @@ def test_continue_with_is_refused_for_a_bad_choice_a_running_answer_and_another_
     conversation = make_conversation()
     answer = Message.objects.create(conversation=conversation, role="assistant", content="A", choices=["B"])
     bad = alice_client.post(reverse("chat:choose", args=[conversation.pk, answer.pk, 3]))
-    assert bad.status_code == 409 and b"choice: pick one of 2 to 2" in bad.content
+    assert bad.status_code == 400 and b"choice: pick one of 2 to 2" in bad.content  # refused input, as every branch op
     other = Client()
     other.force_login(bob)
     assert other.post(reverse("chat:choose", args=[conversation.pk, answer.pk, 2])).status_code == 404
     Message.objects.filter(pk=answer.pk).update(status=Message.STREAMING)
-    assert alice_client.post(reverse("chat:choose", args=[conversation.pk, answer.pk, 2])).status_code == 409
+    assert alice_client.post(reverse("chat:choose", args=[conversation.pk, answer.pk, 2])).status_code == 400
     assert alice_client.get(reverse("chat:choose", args=[conversation.pk, answer.pk, 2])).status_code == 405
     answer.refresh_from_db()
     assert (answer.content, answer.choices) == ("A", ["B"])
+
+
+async def test_continue_with_is_a_socket_action_announced_to_the_other_tabs_and_live_viewers(
+    live_server, alice, make_conversation
+):
+    """Issue 32 item 4: the choice is a command (commands.OPERATIONS["choose"]) with its socket action; the tab that
+    chose gets the thread, another tab hears that the thread changed and gets the answer's new render, and a live
+    viewer of the conversation's link shows the new answer in place."""
+    from channels.testing import WebsocketCommunicator
+
+    from playground.asgi import application
+    from playground.sharing.freeze import freeze
+    from playground.sharing.models import Share
+    from tests.chat.conftest import ORIGIN
+    from tests.chat.test_socket_actions import reply_to
+
+    def seeded():
+        conversation = make_conversation()
+        question = Message.objects.create(conversation=conversation, role="user", content="Pick a colour")
+        answer = Message.objects.create(
+            conversation=conversation, role="assistant", content="Red", choices=["Green", "Blue"], params={"n": 3}
+        )
+        share = Share(owner=conversation.owner, title="Colours", live=True)
+        share.source = conversation
+        share.save()
+        freeze(share)
+        return conversation, question, answer, share
+
+    conversation, question, answer, share = await sync_to_async(seeded)()
+    chooser, other = await connect(conversation.pk, alice), await connect(conversation.pk, alice)
+    viewer = WebsocketCommunicator(application, f"/ws/s/{share.token}/", headers=ORIGIN)
+    assert (await viewer.connect())[0]
+    await viewer.send_json_to({"type": "since", "have": [question.pk, answer.pk]})  # as the shared page does
+    assert await viewer.receive_nothing(timeout=0.5)
+
+    frame = {"action": "choose", "id": "c1", "tab": "tab-a", "message_id": answer.pk, "number": 3}
+    await chooser.send_json_to(frame)
+    reply = await reply_to(chooser, "c1")
+    assert reply["type"] == "sent" and answer.pk in reply["message_ids"]
+    assert f'id="message-{answer.pk}"' in reply["thread"] and "Blue" in reply["thread"]
+    await answer.arefresh_from_db()
+    assert (answer.content, answer.choices) == ("Blue", ["Green", "Red"])
+
+    heard = [await other.receive_json_from(timeout=5), await other.receive_json_from(timeout=5)]
+    assert {"type": "thread", "origin": "tab-a"} in heard
+    done = next(event for event in heard if event["type"] == "done")
+    assert done["message_id"] == answer.pk and '<div class="blocks"><p>Blue</p>' in done["html"]
+
+    seen = await viewer.receive_json_from(timeout=5)
+    assert seen["type"] == "done" and seen["message_id"] == answer.pk and "<p>Blue</p>" in seen["html"]
+
+    await chooser.send_json_to({**frame, "id": "c2", "number": 4})  # refused input is `invalid`, in words
+    refused = await reply_to(chooser, "c2")
+    assert refused == {"type": "invalid", "errors": ["choice: pick one of 2 to 3 of a finished answer."], "id": "c2"}
+    for socket in (chooser, other, viewer):
+        await socket.disconnect()

@@ -182,7 +182,13 @@ NOT_CALLING = {
         "stored prompt versions (the API returns the compiled request: it sends nothing)",
     ),
 }
-NOT_CALLING_ACTIONS = {"delete": "the stored thread", "insert": "no answer", "pick": "selects", "switch": "selects"}
+NOT_CALLING_ACTIONS = {
+    "delete": "the stored thread",
+    "insert": "no answer",
+    "pick": "selects",
+    "switch": "selects",
+    "choose": "swaps an answer with one of its stored choices",
+}
 
 
 @dataclass

@@ -29,10 +29,12 @@ from playground.chat.services.request import (
     connection_for,
     connection_notice,
     eligible_history,
+    left_out_words,
     lost_connection,
     pick_model,
     preview_request,
     selected_model,
+    turns_left_out,
 )
 from playground.chat.services.tools import (
     ToolResultsError,
@@ -88,6 +90,7 @@ __all__ = [
     "history_rows",
     "interrupt_orphan",
     "launcher",
+    "left_out_words",
     "limits_of",
     "lost_connection",
     "mark_interrupted",
@@ -110,4 +113,5 @@ __all__ = [
     "store_uploads",
     "submit_tool_results",
     "sweep",
+    "turns_left_out",
 ]

@@ -5,6 +5,7 @@ import json
 from dataclasses import dataclass, field
 
 from django.db.models import Q
+from django.utils.text import Truncator
 
 from playground.catalog.models import CatalogModel
 from playground.chat import branches
@@ -93,6 +94,7 @@ class ChatRequest:
     errors: list[str] = field(default_factory=list)
     sent_messages: int = 0
     total_messages: int = 0
+    left_out: list = field(default_factory=list)  # the thread's turns over MAX_MESSAGES (turns_left_out)
 
     @property
     def stream(self) -> bool:
@@ -196,6 +198,26 @@ def attachment_part(attachment: "Attachment | Upload", *, preview: bool = False)
     return {"type": part_type, part_type: spec}
 
 
+def turns_left_out(turns: list, kept: list) -> list[tuple[int, str, str]]:
+    """The turns a request leaves out of the thread: (place in the thread from 1, role, text)."""
+    sent = {id(turn) for turn in kept}
+    return [(place, turn[0], turn[1]) for place, turn in enumerate(turns, 1) if id(turn) not in sent]
+
+
+def left_out_words(left: list, total: int, policy: str, *, with_next: bool = False, shown: int = 4) -> str:
+    """What a request leaves out, in words: which messages, and why (the API takes at most MAX_MESSAGES).
+    `total`: the thread's messages before the request, with the next one (`with_next`) when it is counted."""
+    named = [f"#{place} {role} “{Truncator(text).chars(40)}”" for place, role, text in left[:shown]]
+    if len(left) > shown:
+        named.append(f"and {len(left) - shown} more")
+    how = "the first question and the latest messages" if policy == "first_and_latest" else "the latest messages"
+    counted = f"{total} messages, your next one included" if with_next else f"the thread's {total} messages"
+    return (
+        f"Not in this request: {len(left)} of {counted} ({', '.join(named)}). A request carries at most "
+        f"{MAX_MESSAGES} messages (the API's limit), so it holds the system prompt and {how}."
+    )
+
+
 def apply_policy(turns: list, policy: str, limit: int) -> list:
     if len(turns) <= limit:
         return turns
@@ -258,6 +280,7 @@ def build_request(
         messages.append({"role": role, "content": parts, **extra})
     body = {"model": model.model_id if model else conversation.model_id, "messages": messages, **values}
     request = ChatRequest(body=body, errors=errors, sent_messages=len(messages), total_messages=len(turns))
+    request.left_out = turns_left_out(turns, kept)
 
     request.notes += _notes(conversation, model, left_out, len(kept), len(turns), pairs, values)
     return request

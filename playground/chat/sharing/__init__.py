@@ -81,6 +81,10 @@ class ConversationKind(Kind):
         notes = [f"Left out of the request, not valid: {error}" for error in chat_request.errors]
         if any(m.attachments.all() for m in item.messages.all()):
             notes.append("Attachments are shortened here: put each file's whole base64 data in its data URI.")
+        if chat_request.left_out:  # never silently: the code sends what the playground would, and says what not
+            total = chat_request.total_messages
+            words = chat_services.left_out_words(chat_request.left_out, total, item.context_policy, with_next=True)
+            notes.append(words)
         return chat_snippets(base_url, chat_request.body), notes
 
     def connection(self, item):
@@ -132,9 +136,10 @@ def message_dict(message: Message) -> dict:
     return data
 
 
-def turn_request(conversation: Conversation, earlier: list[dict], answer: dict) -> dict:
+def turn_request(conversation: Conversation, earlier: list[dict], answer: dict) -> tuple[dict, str]:
     """The request body behind an answer: its model and parameters, the system prompt and the turns before it,
-    kept by the conversation's context policy. Attachments appear as references to the shared files."""
+    kept by the conversation's context policy, and what it left out in words ("" when nothing). Attachments appear
+    as references to the shared files."""
     turns = [
         (m["role"], m["content"], m["attachments"])
         for m in earlier
@@ -153,7 +158,9 @@ def turn_request(conversation: Conversation, earlier: list[dict], answer: dict) 
             part = chat_services.PART_TYPES.get(item["kind"], "image_url")
             parts.append({"type": part, part: {"url": f"data:{item['content_type']};base64,… ({item['name']})"}})
         messages.append({"role": role, "content": parts})
-    return {"model": answer["model_id"] or conversation.model_id, "messages": messages, **(answer["params"] or {})}
+    body = {"model": answer["model_id"] or conversation.model_id, "messages": messages, **(answer["params"] or {})}
+    left = chat_services.turns_left_out(turns, kept)
+    return body, chat_services.left_out_words(left, len(turns), conversation.context_policy) if left else ""
 
 
 def conversation_messages(conversation: Conversation, messages=None) -> list[dict]:
@@ -163,7 +170,7 @@ def conversation_messages(conversation: Conversation, messages=None) -> list[dic
     rows = [message_dict(m) for m in messages]
     for index, row in enumerate(rows):
         if row["role"] == "assistant":
-            row["request"] = turn_request(conversation, rows[:index], row)
+            row["request"], row["request_note"] = turn_request(conversation, rows[:index], row)
     return rows
 
 
