@@ -170,6 +170,9 @@ def test_a_refused_send_over_the_websocket_names_the_field_and_the_limit(open_ch
     screenshot(page, "composer-refused-over-socket-phone")
 
 
+@pytest.mark.console_errors(
+    r"Response Status Error Code 500", r"htmx:afterRequest", r"htmx:sendError", r"Failed to load resource"
+)
 def test_a_failed_send_keeps_the_message_and_says_what_happened(open_chat):
     page = open_chat()
     box = page.get_by_role("textbox", name="Message")
@@ -202,6 +205,7 @@ def stopped_answer(alice):
     return conversation, stopped
 
 
+@pytest.mark.console_errors(r"Response Status Error Code 503", r"Failed to load resource")
 def test_retry_is_an_htmx_form_and_a_refused_retry_says_why(alice, alice_page):
     orm(call_command, "seed_catalog", verbosity=0)
     conversation, stopped = orm(stopped_answer, alice)
