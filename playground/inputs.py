@@ -25,7 +25,35 @@ MAX_ID = 2**63 - 1  # the largest primary key PostgreSQL's bigint holds
 
 
 class InputError(ValueError):
-    """Bad input; the message names the field (a JSON path, or `body`) and the rule or limit."""
+    """Bad input; the message names the field (a JSON path, or `body`) and the rule or limit. `parsed`: the JSON
+    value `loads` read before refusing it (a websocket frame's id comes from it), else None."""
+
+    parsed = None
+
+
+class NulError(InputError):
+    """A NUL character in `field` (a JSON path, or a form field's name)."""
+
+    def __init__(self, field: str, in_keys: bool = False):
+        super().__init__(f"{field}: NUL characters (\\u0000) are not allowed{' in keys' if in_keys else ''}")
+        self.field = field
+
+
+# Form fields and frame fields whose name is not what a person reads beside them.
+LABELS = {"content": "Message"}
+
+
+def label(field: str) -> str:
+    """The field as a person knows it: its label (the composer's `content` is the Message), else its name spelled
+    out when it is a plain one (`system_prompt`: System prompt), else the name as it is (a JSON path, `case-3-…`)."""
+    if field in LABELS:
+        return LABELS[field]
+    return field.replace("_", " ").capitalize() if field.replace("_", "").isalpha() else field
+
+
+def nul_words(field: str, outcome: str = "Nothing was saved") -> str:
+    """The words of a refused NUL character, naming the field as a person knows it."""
+    return f"{label(field)}: NUL characters (\\u0000) are not allowed. {outcome}; remove them and try again."
 
 
 def _path(parent: str, key) -> str:
@@ -42,11 +70,11 @@ def check_value(value, field: str = "", depth: int = 0, max_depth: int = MAX_JSO
     if isinstance(value, float) and not math.isfinite(value):
         raise InputError(f"{where}: must be a finite number (NaN and Infinity are not allowed)")
     if isinstance(value, str) and "\x00" in value:
-        raise InputError(f"{where}: NUL characters (\\u0000) are not allowed")
+        raise NulError(where)
     if isinstance(value, dict):
         for key, item in value.items():
             if "\x00" in key:
-                raise InputError(f"{where}: NUL characters (\\u0000) are not allowed in keys")
+                raise NulError(where, in_keys=True)
             check_value(item, _path(field, key), depth + 1, max_depth)
     elif isinstance(value, list):
         for index, item in enumerate(value):
@@ -59,7 +87,11 @@ def loads(text: str | bytes, field: str = "", max_depth: int = MAX_JSON_DEPTH):
         value = json.loads(text)
     except RecursionError:
         raise InputError(f"{field or 'body'}: JSON nested deeper than the limit of {max_depth} levels") from None
-    check_value(value, field, 0, max_depth)
+    try:
+        check_value(value, field, 0, max_depth)
+    except InputError as exc:
+        exc.parsed = value
+        raise
     return value
 
 
@@ -72,7 +104,7 @@ def text(value, field: str, *, limit: int | None = None) -> str:
     if not isinstance(value, str):
         raise InputError(f"{field}: expected text")
     if "\x00" in value:
-        raise InputError(f"{field}: NUL characters (\\u0000) are not allowed")
+        raise NulError(field)
     if limit is not None and len(value) > limit:
         raise InputError(f"{field}: {len(value):,} characters; the limit is {limit:,}")
     return value
@@ -111,9 +143,13 @@ def decode_frame(text_data: str | None, bytes_data: bytes | None) -> dict:
         raise InputError(f"frame: {len(text_data):,} characters; the limit is {MAX_FRAME_BYTES:,}")
     try:
         value = loads(text_data, max_depth=MAX_FRAME_DEPTH)
+    except NulError:
+        raise
     except InputError as exc:
         where, _, rule = str(exc).partition(": ")
-        raise InputError(f"frame: {rule}" if where == "body" else str(exc)) from None
+        error = InputError(f"frame: {rule}" if where == "body" else str(exc))
+        error.parsed = exc.parsed
+        raise error from None
     except ValueError:
         raise InputError("frame: not valid JSON") from None
     if not isinstance(value, dict):
@@ -187,7 +223,7 @@ def nul_field(request) -> str | None:
 
 def refuse_nul(request, field: str):
     """A 400 in words naming the field: words alone for htmx (the page shows them), the site's page otherwise."""
-    words = f"{field}: NUL characters (\\u0000) are not allowed. Nothing was saved; remove them and try again."
+    words = nul_words(field)
     if request.headers.get("HX-Request"):
         response = HttpResponse(words, status=400, content_type="text/plain; charset=utf-8")
     else:

@@ -45,9 +45,18 @@ def signup_refusal(request) -> str | None:
     return None
 
 
+DEACTIVATED = (
+    "This account was deactivated by an administrator of this playground, so you cannot sign in. Its data is kept; "
+    "ask an administrator to reactivate it."
+)
+
+
 class LoginForm(AuthenticationForm):
     """Django's login form; with password sign-in for superusers only, its error says so (for right and wrong
-    passwords alike, so it tells nobody whether a password was right)."""
+    passwords alike, so it tells nobody whether a password was right). The right password of a deactivated account
+    is told so (Django's confirm_login_allowed, in the words single sign-on uses), never "wrong password"."""
+
+    error_messages = {**AuthenticationForm.error_messages, "inactive": DEACTIVATED}
 
     def get_invalid_login_error(self):
         if settings.LOCAL_LOGIN == "superusers":

@@ -69,9 +69,10 @@ class EvaluateConsumer(AccountSockets, FrameConsumer):
         if scope == "judge" and not cells:
             raise EvaluationError("judge: every done answer already has a verdict under the present rubric.")
         send_empty = content.get("send_empty") is True
-        await runner.start(
-            evaluation, cells, form.cleaned_data["concurrency"], send_empty=send_empty, judge_only=scope == "judge"
-        )
+        concurrency = form.cleaned_data["concurrency"]
+        # Kept on the evaluation: the page starts on it after a reload.
+        await Evaluation.objects.filter(pk=evaluation.pk).aupdate(concurrency=concurrency)
+        await runner.start(evaluation, cells, concurrency, send_empty=send_empty, judge_only=scope == "judge")
 
     # -- events from the channel layer
 

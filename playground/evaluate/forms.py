@@ -3,12 +3,12 @@ from django import forms
 from playground.catalog.models import CatalogModel
 from playground.catalog.params import CHAT_PARAMS, ParamsForm, cap_max_tokens, params_form
 from playground.connections.models import Connection
+from playground.evaluate.models import DEFAULT_CONCURRENCY
 from playground.evaluate.templating import MAX_TEMPLATE, syntax_errors
 
 # An evaluation always streams and reads the first choice: the panel leaves those two out.
 EVAL_PARAMS = [param for param in CHAT_PARAMS if param.name not in ("stream", "n")]
 MAX_CONCURRENCY = 16
-DEFAULT_CONCURRENCY = 4
 
 
 class EvaluationForm(forms.Form):

@@ -9,6 +9,7 @@ from playground.sharing.models import share_links
 MAX_VARIANTS = 4
 MAX_CASES = 1000
 VARIANT_LABELS = "ABCD"
+DEFAULT_CONCURRENCY = 4  # live cells at a time, until a run chooses another
 
 
 class EvaluationQuerySet(models.QuerySet):
@@ -34,6 +35,8 @@ class Evaluation(models.Model):
     last_run_cells = models.PositiveIntegerField(default=0)
     last_run_ms = models.PositiveIntegerField(null=True, blank=True)
     last_run_ended = models.DateTimeField(null=True, blank=True)
+    # The concurrency the last live run was started with: the Run bar starts on it after a reload.
+    concurrency = models.PositiveSmallIntegerField(default=DEFAULT_CONCURRENCY)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 

@@ -1,9 +1,7 @@
-"""The evaluation page's work: prompt versions, test cases, variants, the grid and its summary, exports."""
+"""The evaluation page's work: prompt versions, test cases, variants, the grid and its summary (exports.py:
+the downloads)."""
 
-import csv
 import difflib
-import io
-import json
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -332,64 +330,3 @@ def grid(evaluation: Evaluation, cases=None) -> tuple[list[Variant], list[tuple[
     for case in evaluation.cases.all() if cases is None else cases:
         rows.append((case, [index.get((case.pk, v.pk)) for v in variants]))
     return variants, rows, cells
-
-
-def _cell_record(cell: Cell | None) -> dict:
-    if cell is None:
-        return {}
-    return {
-        "status": cell.status,
-        "source": cell.source,
-        "output": cell.output,
-        "error": cell.error,
-        "prompt_tokens": cell.prompt_tokens,
-        "completion_tokens": cell.completion_tokens,
-        "ttft_ms": cell.ttft_ms,
-        "latency_ms": cell.latency_ms,
-        "passed": cell.passed,
-        "grades": cell.grades,
-        "thumb": cell.thumb,
-        "note": cell.note,
-    }
-
-
-def export_jsonl(evaluation: Evaluation) -> str:
-    variants, rows, _ = grid(evaluation)
-    lines = []
-    for case, cells in rows:
-        record = {
-            "row": case.position + 1,
-            "variables": case.values,
-            "expected": case.expected,
-            "results": {
-                v.label: {"model": v.model, **_cell_record(cell)} for v, cell in zip(variants, cells, strict=True)
-            },
-        }
-        lines.append(json.dumps(record, ensure_ascii=False))
-    return "\n".join(lines) + ("\n" if lines else "")
-
-
-CSV_FIELDS = ("output", "status", "error", "passed", "latency_ms", "ttft_ms", "prompt_tokens", "completion_tokens")
-
-
-def _csv_safe(value) -> str:
-    """Spreadsheets run cells that start with = + - @ as formulas; a leading quote keeps them text."""
-    text = "" if value is None else str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
-def export_csv(evaluation: Evaluation) -> str:
-    variants, rows, _ = grid(evaluation)
-    out = io.StringIO()
-    writer = csv.writer(out)
-    header = ["row", *evaluation.columns, "expected"]
-    for v in variants:
-        header += [f"{v.label}:{name}" for name in (*CSV_FIELDS, "thumb", "note")]
-    writer.writerow(header)
-    for case, cells in rows:
-        line = [case.position + 1, *(case.values.get(c, "") for c in evaluation.columns), case.expected]
-        for cell in cells:
-            record = _cell_record(cell)
-            line += [record.get(name) for name in (*CSV_FIELDS, "thumb", "note")]
-        writer.writerow([_csv_safe(value) for value in line])
-    return out.getvalue()

@@ -10,9 +10,8 @@ from django.utils.html import escape
 from django.views.decorators.http import require_GET, require_POST
 
 from playground.evaluate import batch as batch_run
-from playground.evaluate import cases, graders, services, templating
+from playground.evaluate import cases, exports, graders, services, templating
 from playground.evaluate.forms import (
-    DEFAULT_CONCURRENCY,
     MAX_CONCURRENCY,
     EvaluationForm,
     ImportForm,
@@ -122,7 +121,7 @@ def _page(request, evaluation, *, prompt_form=None, import_errors=None, posted=N
         "max_cases": MAX_CASES,
         "max_variants": MAX_VARIANTS,
         "can_add_variant": len(variants) < MAX_VARIANTS,
-        "concurrency": DEFAULT_CONCURRENCY,
+        "concurrency": evaluation.concurrency,
         "max_concurrency": MAX_CONCURRENCY,
         "no_models": not models,
         "judged": any("judge" in v.graders for v in variants),
@@ -322,9 +321,9 @@ def export(request, pk, kind):
     evaluation = get_evaluation(request, pk)
     name = re.sub(r"[^A-Za-z0-9_-]+", "_", evaluation.title).strip("_") or "evaluation"
     if kind == "csv":
-        response = HttpResponse(services.export_csv(evaluation), content_type="text/csv; charset=utf-8")
+        response = HttpResponse(exports.export_csv(evaluation), content_type="text/csv; charset=utf-8")
     elif kind == "jsonl":
-        response = HttpResponse(services.export_jsonl(evaluation), content_type="application/jsonl")
+        response = HttpResponse(exports.export_jsonl(evaluation), content_type="application/jsonl")
     else:
         raise Http404("No such export.")
     response["Content-Disposition"] = f'attachment; filename="{name}.{kind}"'

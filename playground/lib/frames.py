@@ -47,6 +47,11 @@ class FrameConsumer(AsyncJsonWebsocketConsumer):
     async def receive(self, text_data=None, bytes_data=None, **kwargs):
         try:
             frame = inputs.decode_frame(text_data, bytes_data)
+        except inputs.NulError as exc:
+            # Read, but not kept: the tab that sent it hears back under its id, in the words of the form's field.
+            parsed = exc.parsed if isinstance(exc.parsed, dict) else {}
+            await self.refuse(frame_id(parsed), inputs.nul_words(exc.field, "Nothing was sent"))
+            return
         except inputs.InputError as exc:
             await self.refuse(None, f"{exc}.")
             return

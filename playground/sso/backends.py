@@ -69,15 +69,29 @@ class LocalBackend(ModelBackend):
     """Django's password check, listed before ModelBackend (which stays only so that sessions signed in under its
     path stay valid). It settles every password sign-in itself: a wrong password, and with
     PLAYGROUND_LOCAL_LOGIN=superusers anyone but a superuser, raise PermissionDenied, which stops Django from asking
-    the next backend. The login form (accounts/policy.py) says why in words."""
+    the next backend. The login form (accounts/policy.py) says why in words.
+
+    The right password of a deactivated account returns its user, as Django's AllowAllUsersModelBackend does, so
+    that the form's confirm_login_allowed says the account is deactivated (a wrong one is refused like any other);
+    sessions still end with the account (get_user keeps ModelBackend's is_active check)."""
 
     def authenticate(self, request, username=None, password=None, **kwargs):
         if password is None or (username is None and kwargs.get(get_user_model().USERNAME_FIELD) is None):
             return None
         user = super().authenticate(request, username=username, password=password, **kwargs)
+        if user is None:
+            user = self._deactivated(username, password, **kwargs)
         if user is None or (settings.LOCAL_LOGIN == "superusers" and not user.is_superuser):
             raise PermissionDenied("Not signed in with a password.")
         return user
+
+    @staticmethod
+    def _deactivated(username, password, **kwargs):
+        """The deactivated account this password is right for, else None."""
+        model = get_user_model()
+        username = username if username is not None else kwargs.get(model.USERNAME_FIELD)
+        user = model._default_manager.filter(**{model.USERNAME_FIELD: username}, is_active=False).first()
+        return user if user is not None and user.check_password(password) else None
 
 
 def _lazy(name: str):

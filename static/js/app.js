@@ -111,11 +111,21 @@
     }
   });
 
-  // Input the server refused before any view read it (a NUL character: inputs.py) comes back as a 400 that htmx
-  // does not swap: its words go where the page's messages go.
-  document.addEventListener("htmx:responseError", function (event) {
+  // Input the server refused before any view read it (a NUL character: inputs.py) comes back as a 400 in words.
+  // It is not swapped, nor an error of htmx's (which would also log it): the form that sent it hears
+  // `playground:refused` and may show the words itself (the composer does, in its own box); otherwise they go where
+  // the page's messages go.
+  document.addEventListener("htmx:beforeSwap", function (event) {
     var xhr = event.detail.xhr;
-    if (!xhr.getResponseHeader("X-Refused-Input")) return;
+    if (!xhr || !xhr.getResponseHeader("X-Refused-Input")) return;
+    event.detail.shouldSwap = false;
+    event.detail.isError = false;
+    var sender = (event.detail.requestConfig && event.detail.requestConfig.elt) || event.target;
+    var told = new CustomEvent("playground:refused", { bubbles: true, cancelable: true, detail: { text: xhr.responseText } });
+    if (sender.dispatchEvent(told)) flash(xhr.responseText);
+  });
+
+  function flash(text) {
     var flash = document.querySelector(".flash");
     if (!flash) {
       flash = document.createElement("div");
@@ -125,9 +135,9 @@
     }
     var line = document.createElement("p");
     line.className = "flash-error";
-    line.textContent = xhr.responseText;
+    line.textContent = text;
     flash.replaceChildren(line);
-  });
+  }
 
 
   // Where the focus is, in words that survive a re-render: the nearest element with an id around it, the control's

@@ -1,5 +1,7 @@
 """Who may sign up (open, invite-only, single sign-on only) and who may sign in with a password."""
 
+import html
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
@@ -109,3 +111,29 @@ def test_superusers_only_holds_for_the_django_admin_sign_in_too(client, settings
 def test_sessions_signed_in_under_djangos_own_backend_path_stay_valid(client, alice):
     client.force_login(alice, backend="django.contrib.auth.backends.ModelBackend")
     assert client.get("/teams/").status_code == 200
+
+
+def test_a_deactivated_account_is_told_so_after_the_right_password_only(client, alice):
+    alice.is_active = False
+    alice.save()
+    right = client.post("/accounts/login/", {"username": "alice", "password": PASSWORD}).content.decode()
+    assert "This account was deactivated by an administrator" in html.unescape(right)
+    assert "Please enter a correct username and password" not in right
+    assert "_auth_user_id" not in client.session
+    wrong = client.post("/accounts/login/", {"username": "alice", "password": "nope"}).content.decode()
+    assert "Please enter a correct username and password" in wrong and "deactivated" not in wrong
+    assert "_auth_user_id" not in client.session
+
+
+def test_a_deactivated_superuser_is_told_so_and_others_keep_the_administrators_only_words(
+    client, settings, alice, django_user_model
+):
+    settings.LOCAL_LOGIN = "superusers"
+    django_user_model.objects.create_superuser("root", "root@example.com", PASSWORD, is_active=False)
+    alice.is_active = False
+    alice.save()
+    root = client.post("/accounts/login/", {"username": "root", "password": PASSWORD}).content.decode()
+    assert "This account was deactivated by an administrator" in html.unescape(root)
+    others = client.post("/accounts/login/", {"username": "alice", "password": PASSWORD}).content.decode()
+    assert "Password sign-in here is for administrators only" in others and "deactivated" not in others
+    assert "_auth_user_id" not in client.session

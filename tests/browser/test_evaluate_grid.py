@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from playground.connections.models import Connection
 from playground.evaluate import services
 from playground.evaluate.models import PromptVersion, TestCase
-from tests.browser.conftest import orm
+from tests.browser.conftest import ARTIFACTS, orm
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -132,3 +132,51 @@ def test_the_compact_grid_runs_flags_queues_times_and_navigates(alice_page, alic
     page.screenshot(path=str(SCREENSHOTS / "evaluate-grid-phone.png"), full_page=False)
     overflow = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 1
+
+
+# The element is drawn whole: no ancestor up to its cell clips it (a line clamp cut "empty" to "…" on a phone).
+WHOLE = """e => {
+  const r = e.getBoundingClientRect();
+  for (let a = e.parentElement; a && a.tagName !== 'TD'; a = a.parentElement) {
+    const s = getComputedStyle(a);
+    if (s.overflowX === 'visible' && s.overflowY === 'visible') continue;
+    const b = a.getBoundingClientRect();
+    if (r.top < b.top - 0.5 || r.bottom > b.bottom + 0.5 || r.left < b.left - 0.5 || r.right > b.right + 0.5)
+      return false;
+  }
+  return r.width > 0 && r.height > 0;
+}"""
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_a_rows_empty_value_is_flagged_in_words_at_every_width(alice_page, alice, live_server, width):
+    evaluation = orm(make_grid, alice)
+    page = alice_page
+    page.set_viewport_size({"width": width, "height": 844})
+    page.goto(f"/evaluate/{evaluation.pk}/")
+    cell = page.locator("table.compact-grid tr[data-row='4'] td.vars")
+    cell.scroll_into_view_if_needed()
+    flag = cell.locator("[data-missing='language']")
+    expect(flag).to_have_text("language empty")
+    assert flag.get_by_text("empty").evaluate(WHOLE), "the empty flag is cut off"
+    expect(cell).to_contain_text("Good afternoon")  # the row's other values are still there
+    cell.screenshot(path=str(ARTIFACTS / f"evaluate-grid-empty-flag-{width}.png"))
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_the_run_bars_concurrency_is_kept_after_a_reload(alice_page, alice, live_server, width):
+    from tests.evaluate.conftest import make_evaluation
+
+    evaluation = orm(make_evaluation, alice, rows=1, user="{{question}} [say:Fine]")
+    page = alice_page
+    page.set_viewport_size({"width": width, "height": 844})
+    page.goto(f"/evaluate/{evaluation.pk}/")
+    expect(page.locator("#evaluation[data-socket=open]")).to_have_count(1)
+    concurrency = page.get_by_label("Concurrency")
+    expect(concurrency).to_have_value("4")
+    concurrency.fill("2")
+    page.get_by_role("button", name="Run all live").click()
+    expect(page.locator("#run-status")).to_have_text(re.compile(r"^Run finished: 1 of 1 cell"), timeout=60_000)
+    page.reload()
+    expect(page.get_by_label("Concurrency")).to_have_value("2")
+    expect(page.get_by_label("Concurrency")).to_be_in_viewport()

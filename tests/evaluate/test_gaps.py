@@ -4,7 +4,7 @@ the run's total time, and columns that follow the template (table, CSV and share
 import pytest
 from asgiref.sync import sync_to_async
 
-from playground.evaluate import cases, services, templating
+from playground.evaluate import cases, exports, services, templating
 from playground.evaluate import sharing as freeze
 from playground.evaluate.models import Cell, TestCase
 from tests.evaluate.conftest import connect, make_evaluation, receive_until
@@ -43,7 +43,7 @@ def test_the_starting_question_column_follows_the_template(alice_client, alice, 
     services.import_cases(evaluation, cases.parse("text,language\nGood night,French\n"), append=False)
     evaluation.refresh_from_db()
     assert evaluation.columns == ["text", "language"]
-    assert "question" not in services.export_csv(evaluation).splitlines()[0]
+    assert "question" not in exports.export_csv(evaluation).splitlines()[0]
     assert freeze.evaluation_content(evaluation)["columns"] == ["text", "language"]
     page = alice_client.get(f"/evaluate/{evaluation.pk}/?view=editor")
     assert "Row 1 question" not in page.text and "Row 1 text" in page.text

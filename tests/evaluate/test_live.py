@@ -127,6 +127,31 @@ async def test_cells_that_cannot_be_sent_say_why_and_the_others_still_run(live_s
     assert cells[2].error == "Skipped: row 3 has no value for {{extra}}."
 
 
+async def test_a_runs_concurrency_is_kept_for_the_next_visit(live_server, alice, catalog):
+    from django.test import Client
+
+    evaluation = await sync_to_async(make_evaluation)(alice, rows=2, user=SAY)
+    assert evaluation.concurrency == 4
+    ws = await connect(evaluation.pk, alice)
+    events = await run(ws, concurrency=2)
+    await finished(evaluation.pk)
+    await ws.disconnect()
+    assert events[0]["concurrency"] == 2
+    assert (await Evaluation.objects.aget(pk=evaluation.pk)).concurrency == 2
+
+    def page() -> str:
+        client = Client()
+        client.force_login(alice)
+        return client.get(f"/evaluate/{evaluation.pk}/").content.decode()
+
+    assert 'id="concurrency" min="1" max="16" value="2"' in await sync_to_async(page)()
+    ws = await connect(evaluation.pk, alice)  # a refused run keeps the last one's
+    await ws.send_json_to({"type": "run", "scope": "all", "concurrency": 17})
+    assert (await ws.receive_json_from(timeout=5))["type"] == "error"
+    await ws.disconnect()
+    assert (await Evaluation.objects.aget(pk=evaluation.pk)).concurrency == 2
+
+
 async def test_bad_run_requests_are_answered_in_words(live_server, alice, catalog):
     evaluation = await sync_to_async(make_evaluation)(alice, rows=1, user=SAY)
     ws = await connect(evaluation.pk, alice)

@@ -197,3 +197,22 @@ def test_exports_hold_every_row_and_variant_and_defuse_formulas(alice_client, al
     first = json.loads(lines[0])
     assert len(lines) == 3 and first["variables"] == {"question": "q1"} and first["expected"] == "a1"
     assert first["results"]["B"]["output"] == "=q1" and first["results"]["A"]["passed"] is False
+
+
+def test_the_csv_export_holds_the_judges_verdict_score_and_reason(alice_client, alice, catalog):
+    evaluation = make_evaluation(alice, rows=2, variants=2)
+    cells = list(evaluation.cells.select_related("case", "variant").order_by("case__position", "variant__position"))
+    scored = {"pass": True, "score": 5, "detail": "Names the capital, with its country.", "of": "k", "model": "m"}
+    failed = {"pass": False, "detail": "Answers =another question.", "of": "k", "model": "m"}
+    for cell, verdict in zip(cells[:2], (scored, failed), strict=True):
+        cell.status, cell.output, cell.grades = Cell.DONE, "Paris", {"judge": verdict}
+        cell.save()
+    rows = list(csv.reader(io.StringIO(alice_client.get(f"/evaluate/{evaluation.pk}/export.csv").content.decode())))
+    header, first, second = rows[0], rows[1], rows[2]
+    for label in "AB":
+        assert {f"{label}:judge_pass", f"{label}:judge_score", f"{label}:judge_reason"} <= set(header)
+    assert first[header.index("A:judge_score")] == "5" and first[header.index("A:judge_pass")] == "True"
+    assert first[header.index("A:judge_reason")] == "Names the capital, with its country."
+    assert first[header.index("B:judge_score")] == "" and first[header.index("B:judge_pass")] == "False"
+    assert first[header.index("B:judge_reason")] == "Answers =another question."
+    assert second[header.index("A:judge_reason")] == "" and second[header.index("A:judge_pass")] == ""

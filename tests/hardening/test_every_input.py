@@ -181,7 +181,7 @@ def test_nul_in_insert_edit_and_compare_is_refused_naming_the_field(alice_client
     for url, data in posts:
         response = alice_client.post(url, data, headers=htmx)
         assert response.status_code == 400, url
-        field = "title" if "rename" in url else "content"
+        field = "Title" if "rename" in url else "Message"  # as the page names the field, not its POST name
         assert response.content.decode().startswith(f"{field}: NUL characters (\\u0000) are not allowed."), url
     assert list(conversation.messages.values_list("content", flat=True)) == ["hi"]
 

@@ -66,7 +66,11 @@ async def test_bad_frames_get_an_invalid_reply_in_words_and_the_socket_stays_ope
 
     await ws.send_to(text_data='{"action": "send", "id": "n1", "content": "a\\u0000b"}')
     reply = await ws.receive_json_from(timeout=5)
-    assert reply["type"] == "invalid" and reply["errors"] == ["content: NUL characters (\\u0000) are not allowed."]
+    assert reply == {  # the tab waiting on n1 hears back, in the words of the composer's field
+        "type": "invalid",
+        "id": "n1",
+        "errors": ["Message: NUL characters (\\u0000) are not allowed. Nothing was sent; remove them and try again."],
+    }
 
     await ws.send_to(text_data="not json")
     assert (await ws.receive_json_from(timeout=5))["errors"] == ["frame: not valid JSON."]

@@ -160,13 +160,21 @@
     if (!isComposer(event)) return;
     var form = composer();
     var input = form && form.querySelector("textarea");
-    // The articles went into the thread: the message is sent. (Refused input comes back as a new composer.)
-    if (event.detail.successful && event.detail.target && event.detail.target.id === "message-list" && input) {
+    // The articles went into the thread: the message is sent. (Refused input comes back as a new composer, or as
+    // words the composer shows: X-Refused-Input.)
+    var refused = event.detail.xhr && event.detail.xhr.getResponseHeader("X-Refused-Input");
+    if (event.detail.successful && !refused && event.detail.target && event.detail.target.id === "message-list" && input) {
       sent(form);
     }
     if (input) input.focus();
   });
 
+  // Input refused before any view read it (app.js): its words, once, in the composer's own box, which stays in view.
+  document.addEventListener("playground:refused", function (event) {
+    if (!isComposer(event)) return;
+    event.preventDefault();
+    showError(event.detail.text);
+  });
   document.addEventListener("htmx:responseError", function (event) {
     if (isComposer(event)) {
       showError("Could not send (HTTP " + event.detail.xhr.status + "). Your message is still here; try again.");
