@@ -10,14 +10,14 @@ RAN = ("done", "error", "stopped")
 
 
 def unique_name(Prompt, owner_id, title: str) -> str:
-    base = (title or "").strip() or "Evaluation"
+    base = (title or "").strip().replace("/", "-") or "Evaluation"
     taken = set(Prompt.objects.filter(owner_id=owner_id, team=None).values_list("name", flat=True))
     name, n = base[:NAME_LENGTH], 1
     while name in taken:
         n += 1
         suffix = f" ({n})"
         name = base[: NAME_LENGTH - len(suffix)] + suffix
-    return name.replace("/", "-")
+    return name
 
 
 def forward(apps, schema_editor):
