@@ -37,6 +37,10 @@ def build(evaluation: Evaluation) -> tuple[bytes, dict, list[str]]:
         variant = cell.variant
         if variant.model not in models:
             models[variant.model] = services.catalog_model(evaluation, variant.model)
+        lost = services.lost_version(evaluation, variant, cell.case.position + 1)
+        if lost:
+            problems.append(lost)
+            continue
         request = services.build_request(cell.case, variant, services.prompt_of(variant, latest), models[variant.model])
         if request.skipped:
             skipped.append(request.error)  # a row with an empty value stays out, as it does in a live run

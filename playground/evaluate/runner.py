@@ -166,6 +166,9 @@ def _prepare(evaluation: Evaluation, cell_id: int, send_empty: bool):
     model = services.catalog_model(evaluation, cell.variant.model)
     prompt = services.prompt_of(cell.variant, evaluation.latest_prompt())
     cell.version = prompt  # the version this run sends (saved with the cell's state)
+    lost = services.lost_version(evaluation, cell.variant, cell.case.position + 1)
+    if lost:
+        return cell, services.Request({}, lost)
     return cell, services.build_request(cell.case, cell.variant, prompt, model, send_empty=send_empty)
 
 

@@ -225,6 +225,17 @@ def prompt_of(variant: Variant, latest: PromptVersion | None) -> PromptVersion |
     return variant.prompt or latest
 
 
+def lost_version(evaluation: Evaluation, variant: Variant, row: int) -> str:
+    """Why the variant's pinned version of another prompt cannot be sent (its owner left that prompt's team, say),
+    or "": a run sends only what the evaluation's owner may still read."""
+    pinned = variant.prompt
+    if pinned is None or pinned.prompt_id == evaluation.prompt_id:
+        return ""
+    if Prompt.objects.for_user(evaluation.owner).filter(pk=pinned.prompt_id).exists():
+        return ""
+    return f"row {row}, variant {variant.label}: prompt: you can no longer use {pinned.ref}; choose another version."
+
+
 def regrade(evaluation: Evaluation, variant: Variant | None = None) -> None:
     cells = Cell.objects.filter(evaluation=evaluation, status=Cell.DONE).select_related("case", "variant")
     if variant is not None:

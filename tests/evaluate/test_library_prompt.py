@@ -5,7 +5,7 @@ too), and every cell records the version its run sent, live and by batch."""
 import pytest
 from asgiref.sync import sync_to_async
 
-from playground.evaluate import batch, services
+from playground.evaluate import batch, runner, services
 from playground.evaluate.models import Cell, Evaluation
 from playground.prompts.models import ImmutableVersion, Prompt, PromptVersion
 from playground.teams.models import MEMBER, OWNER, Membership, Team
@@ -124,3 +124,20 @@ def test_a_batch_records_the_version_each_line_was_built_from(alice, catalog):
     }
     assert batch.join(evaluation, outcomes) == 2
     assert {(c.status, c.version_id) for c in Cell.objects.filter(evaluation=evaluation)} == {("done", built_with.pk)}
+
+
+@pytest.mark.django_db
+def test_a_team_version_is_not_sent_once_its_owner_has_left_the_team(alice, bob, team, catalog):
+    shared = make_prompt(bob, name="Team tone", team=team, template="Team says {{question}}")
+    evaluation = make_evaluation(alice, rows=1, variants=2)
+    b = evaluation.variants.get(position=1)
+    b.prompt = shared.latest()
+    b.save()
+    assert batch.build(evaluation)[2] == []
+    Membership.objects.filter(team=team, user=alice).delete()
+    words = "row 1, variant B: prompt: you can no longer use Team tone@v1; choose another version."
+    assert batch.build(evaluation)[2] == [words]
+    cell = Cell.objects.get(evaluation=evaluation, variant=b)
+    assert runner._prepare(evaluation, cell.pk, False)[1].error == words
+    # The page still opens and names the pick, so it can be changed.
+    assert "Team tone@v1" in client_of(alice).get(f"/evaluate/{evaluation.pk}/?view=editor").text
