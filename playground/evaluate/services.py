@@ -383,7 +383,7 @@ def grid(evaluation: Evaluation, cases=None) -> tuple[list[Variant], list[tuple[
     latest = evaluation.latest_prompt()
     for variant in variants:
         variant.shown = prompt_of(variant, latest)  # the grid header's name@vN
-    cells = list(evaluation.cells.all())
+    cells = list(evaluation.cells.select_related("version__prompt"))
     index = {(c.case_id, c.variant_id): c for c in cells}
     rows = []
     for case in evaluation.cases.all() if cases is None else cases:

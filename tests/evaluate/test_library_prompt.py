@@ -5,7 +5,7 @@ too), and every cell records the version its run sent, live and by batch."""
 import pytest
 from asgiref.sync import sync_to_async
 
-from playground.evaluate import batch, runner, services
+from playground.evaluate import batch, exports, runner, services
 from playground.evaluate.models import Cell, Evaluation
 from playground.prompts.models import ImmutableVersion, Prompt, PromptVersion
 from playground.teams.models import MEMBER, OWNER, Membership, Team
@@ -124,6 +124,7 @@ def test_a_batch_records_the_version_each_line_was_built_from(alice, catalog):
     }
     assert batch.join(evaluation, outcomes) == 2
     assert {(c.status, c.version_id) for c in Cell.objects.filter(evaluation=evaluation)} == {("done", built_with.pk)}
+    assert f'"version": "{built_with.ref}"' in exports.export_jsonl(evaluation)  # the record says it too
 
 
 @pytest.mark.django_db
