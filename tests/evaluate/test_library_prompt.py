@@ -3,15 +3,18 @@ edits are new versions of it, a variant may pick any version of any library prom
 too), and every cell records the version its run sent, live and by batch."""
 
 import pytest
-from asgiref.sync import sync_to_async
+from asgiref.sync import async_to_sync, sync_to_async
 
+from playground.catalog.services import refresh_models
 from playground.evaluate import batch, exports, runner, services
-from playground.evaluate.models import Cell, Evaluation
+from playground.evaluate.models import Cell, Evaluation, Variant
 from playground.prompts.models import ImmutableVersion, Prompt, PromptVersion
 from playground.teams.models import MEMBER, OWNER, Membership, Team
 from tests.evaluate.conftest import connect, make_evaluation
 from tests.evaluate.test_live import finished, run
+from tests.fakeprovider import server as fake
 from tests.prompts.conftest import client_of, make_prompt
+from tests.providers.conftest import fake_connection
 
 
 @pytest.fixture
@@ -51,6 +54,8 @@ def test_an_evaluation_makes_its_own_library_prompt_named_after_its_title(alice_
         first.versions().update(template="changed")
     # The library lists it, and its page is the prompt's own.
     assert "Tone check (2)" in alice_client.get("/prompts/").text
+    for page in (f"/prompts/{first.prompt.pk}/", f"/prompts/{first.prompt.pk}/v2/", f"/c/from-prompt/{v1.pk}/"):
+        assert alice_client.get(page).status_code == 200, page
     detail = alice_client.get(f"/evaluate/{first.pk}/?view=editor").text
     assert "Tone check (2)@v2" in detail and f'href="/prompts/{first.prompt.pk}/"' in detail
 
@@ -142,3 +147,42 @@ def test_a_team_version_is_not_sent_once_its_owner_has_left_the_team(alice, bob,
     assert runner._prepare(evaluation, cell.pk, False)[1].error == words
     # The page still opens and names the pick, so it can be changed.
     assert "Team tone@v1" in client_of(alice).get(f"/evaluate/{evaluation.pk}/?view=editor").text
+
+
+def fake_evaluation_with_team_version(alice, bob, team, fake_openai):
+    connection = fake_connection(alice, fake_openai)
+    message, ok = async_to_sync(refresh_models)(connection)
+    assert ok, message
+    evaluation = services.create(user=alice, title="Fake", connection=connection)
+    Variant.objects.filter(evaluation=evaluation).update(model=fake.CHAT_MODEL)
+    services.add_variant(evaluation)
+    shots = [{"role": "user", "content": "Rhine?"}, {"role": "assistant", "content": "A river."}]
+    version = make_prompt(bob, name="Team tone", team=team, template="Team: {{question}}", shots=shots).latest()
+    evaluation.variants.filter(position=1).update(prompt=version)
+    evaluation.cases.update(values={"question": "Seine?"})
+    return evaluation, version
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_against_the_fake_provider_a_team_version_is_sent_and_recorded(
+    live_server, alice, bob, team, catalog, fake_openai
+):
+    evaluation, version = await sync_to_async(fake_evaluation_with_team_version)(alice, bob, team, fake_openai)
+    ws = await connect(evaluation.pk, alice)
+    await run(ws)
+    await finished(evaluation.pk)
+    await ws.disconnect()
+    own = await sync_to_async(evaluation.latest_prompt)()
+    cells = await sync_to_async(list)(Cell.objects.filter(evaluation=evaluation).select_related("variant"))
+    assert sorted((c.variant.position, c.status, c.version_id) for c in cells) == [
+        (0, "done", own.pk),
+        (1, "done", version.pk),
+    ]
+    sent = [b["messages"] for b in fake_openai.state.bodies("/chat/completions")]
+    assert [{"role": "user", "content": "Seine?"}] in sent
+    assert [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Rhine?"},
+        {"role": "assistant", "content": "A river."},
+        {"role": "user", "content": "Team: Seine?"},
+    ] in sent
