@@ -58,6 +58,6 @@ def shots_from(post) -> list[dict]:
 
 def shot_rows(shots: list) -> list[dict]:
     rows = [dict(shot) for shot in shots]
-    for index in range(EMPTY_SHOTS):
-        rows.append({"role": "user" if (len(rows) + index) % 2 == 0 else "assistant", "content": ""})
+    for _ in range(EMPTY_SHOTS):
+        rows.append({"role": "user" if len(rows) % 2 == 0 else "assistant", "content": ""})
     return rows

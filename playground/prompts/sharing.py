@@ -2,6 +2,7 @@
 diff to the previous version, and a fork that copies it into the viewer's own library as a new prompt."""
 
 import json
+from urllib.parse import quote, urlencode
 
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -10,11 +11,12 @@ from playground.prompts import diffing
 from playground.prompts.compiling import compile_request, version_variables
 from playground.prompts.drafts import Draft, save_version
 from playground.prompts.models import Prompt, PromptVersion, owned_by
+from playground.sharing import snippets
 from playground.sharing.kinds import Kind
 
 
 class PromptVersionKind(Kind):
-    name, label, plural = "prompt", "Prompt version", "Prompts"
+    name, label, plural = "prompt", "Prompt version", "Prompt versions"
     model, template = "prompts.PromptVersion", "prompts/shared.html"
     fork_words = " as a new prompt in your library"
 
@@ -47,6 +49,28 @@ class PromptVersionKind(Kind):
 
     def connection(self, item):
         return item.connection
+
+    def code(self, item, base_url):
+        """The compiled request (each variable as a placeholder to fill), and the fetch of the prompt by label."""
+        names = version_variables(item)
+        body = compile_request(item, {name: f"<{name}>" for name in names})
+        url = snippets.endpoint(base_url, "chat/completions")
+        query = urlencode({"label": "production", **{name: f"<{name}>" for name in names}})
+        fetch = (
+            f'curl -sS --fail-with-body "$PLAYGROUND_URL/api/prompts/{quote(item.prompt.name)}?{query}" \\\n'
+            '  -H "Authorization: Bearer $PLAYGROUND_TOKEN"\n'
+        )
+        generated = [
+            snippets.Snippet("curl", "shell", snippets.curl_json(url, body, stream=bool(body.get("stream")))),
+            snippets.Snippet("JavaScript", "javascript", snippets.js(url, body)),
+            snippets.Snippet("Fetch by label", "shell", fetch),
+        ]
+        notes = [
+            f"{item.ref} compiled: replace each <variable> with its value.",
+            "“Fetch by label” asks the playground for the version a label points at (PLAYGROUND_TOKEN: a pgp_ token "
+            "from Prompts → API tokens; PLAYGROUND_URL: this site's address).",
+        ]
+        return generated, notes
 
     def fork(self, share, user, connection, offered):
         frozen = share.content["version"]

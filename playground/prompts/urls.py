@@ -1,6 +1,6 @@
 from django.urls import path
 
-from playground.prompts import token_views, views
+from playground.prompts import improve, token_views, views
 
 app_name = "prompts"
 
@@ -18,6 +18,8 @@ urlpatterns = [
     path("<int:pk>/protect/", views.protect, name="protect"),
     path("<int:pk>/delete/", views.delete, name="delete"),
     path("<int:pk>/export/", views.export, name="export"),
+    path("<int:pk>/improve/", improve.improve, name="improve"),
+    path("<int:pk>/improve/accept/", improve.accept, name="improve-accept"),
     path("<int:pk>/v<int:number>/", views.version, name="version"),
     path("<int:pk>/v<int:number>/restore/", views.restore, name="restore"),
 ]

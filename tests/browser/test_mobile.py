@@ -11,7 +11,7 @@ from tests.browser.conftest import orm, screenshot
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PHONE = {"width": 390, "height": 844}
-NAV = ["Chat", "Rerank", "Speech", "Batches", "Voices", "Connections", "Teams"]
+NAV = ["Chat", "Rerank", "Speech", "Batches", "Prompts", "Voices", "Connections", "Teams"]
 PAGES = {
     "chat": "/",
     "connections": "/connections/",
@@ -20,6 +20,9 @@ PAGES = {
     "rerank": "/rerank/",
     "batches": "/batches/",
     "teams": "/teams/",
+    "prompts": "/prompts/",
+    "prompt-tokens": "/prompts/tokens/",
+    "new-prompt": "/prompts/new/",
 }
 
 

@@ -131,3 +131,12 @@ def test_a_prompt_version_is_shared_read_only_with_its_diff_and_forked(alice, bo
     fork = Prompt.objects.get(owner=bob)
     assert fork.name == "summary" and fork.versions.get().template == "Summarise {{topic}} briefly."
     assert prompt.versions.count() == 2  # the original is untouched
+
+
+def test_view_code_shows_the_compiled_request_and_the_fetch_by_label(alice):
+    prompt = make_prompt(alice, "summary", params={"temperature": 0.2})
+    version = prompt.versions.get()
+    page = client_of(alice).get(reverse("sharing:code", args=["prompt", version.pk])).content.decode()
+    assert "Summarise &lt;topic&gt; in &lt;n&gt; words." in page
+    assert "/api/prompts/summary?label=production&amp;topic=%3Ctopic%3E" in page
+    assert client_of(alice).get(reverse("sharing:code", args=["prompt", version.pk])).status_code == 200

@@ -112,6 +112,8 @@ def test_another_users_prompt_is_a_404(bob_client, alice):
         reverse("prompts:compare", args=[prompt.pk]) + "?a=1&b=2",
         reverse("prompts:export", args=[prompt.pk]),
         reverse("chat:from-prompt", args=[prompt.versions.get(number=1).pk]),
+        reverse("sharing:code", args=["prompt", prompt.versions.get(number=1).pk]),
+        reverse("sharing:source", args=["prompt", prompt.versions.get(number=1).pk]),
     ]
     for url in urls:
         assert bob_client.get(url).status_code == 404, url
@@ -129,6 +131,8 @@ def test_a_team_member_sees_and_edits_the_teams_prompt(bob_client, alice, team):
     prompt = make_prompt(alice, "shared", team=team)
     assert bob_client.get(reverse("prompts:detail", args=[prompt.pk])).status_code == 200
     assert "shared" in bob_client.get(reverse("prompts:index")).content.decode()
+    team_page = bob_client.get(reverse("teams:detail", args=[team.pk])).content.decode()
+    assert f'href="{reverse("prompts:detail", args=[prompt.pk])}">shared</a>' in team_page
     response = bob_client.post(
         reverse("prompts:edit", args=[prompt.pk]),
         {

@@ -43,7 +43,7 @@ def test_the_team_library_reads_kinds_from_the_registry_not_from_sharing_views()
 
 
 def test_every_kind_is_declared_in_the_app_of_its_model():
-    assert [kind.name for kind in kinds.all_kinds()] == ["conversation", "rerank", "speech", "batch", "evaluation"]
+    assert [kind.name for kind in kinds.all_kinds()] == ["conversation", "rerank", "speech", "batch", "evaluation", "prompt"]
     for path, kind in zip(settings.SHARE_KINDS, kinds.all_kinds(), strict=True):
         app = kind.model.split(".")[0]
         assert path.startswith(f"playground.{app}.sharing."), path

@@ -28,6 +28,7 @@ from playground.connections import gate
 from playground.connections.models import Connection, Lease
 from playground.evaluate import services as evaluations
 from playground.evaluate.models import Cell
+from playground.prompts.models import Prompt, PromptVersion
 from playground.rerank.models import RerankRun
 from playground.sharing.models import Share
 from playground.speech.models import SpeechClip
@@ -157,6 +158,29 @@ NOT_CALLING = {
         ],
         "the stored thread",
     ),
+    "chat:save-prompt": "saves the conversation's setup as a prompt version",
+    **dict.fromkeys(
+        [
+            "prompts:index",
+            "prompts:new",
+            "prompts:import",
+            "prompts:fields",
+            "prompts:tokens",
+            "prompts:revoke-token",
+            "prompts:detail",
+            "prompts:edit",
+            "prompts:compare",
+            "prompts:label",
+            "prompts:protect",
+            "prompts:delete",
+            "prompts:export",
+            "prompts:version",
+            "prompts:restore",
+            "prompts:improve-accept",
+            "prompts-api",
+        ],
+        "stored prompt versions (the API returns the compiled request: it sends nothing)",
+    ),
 }
 NOT_CALLING_ACTIONS = {"delete": "the stored thread", "insert": "no answer", "pick": "selects", "switch": "selects"}
 
@@ -228,6 +252,12 @@ def make_scene(connection: Connection, bob) -> Scene:
     scene.share.source = batch
     scene.share.set_expiry("7d")
     scene.share.save()
+    scene.prompt = Prompt.objects.create(owner=bob, name=f"rivers-{Prompt.objects.count()}")
+    scene.version = PromptVersion(
+        prompt=scene.prompt, number=1, author=bob, template="Name a {{thing}}.", model_id=fake.CHAT_MODEL
+    )
+    scene.version.connection = connection
+    scene.version.save()
     scene.clip = SpeechClip.objects.create(
         owner=bob, connection=connection, model=fake.SPEECH_MODEL, text="[S1] Hi.", voice=f"{fake.SPEECH_MODEL}:alex"
     )
@@ -265,6 +295,17 @@ CALLING: dict[str, list[Callable[[Scene], tuple[str, str, dict]]]] = {
             "post",
             reverse("chat:compare", args=_pk(s)),
             {"content": "Name a bay.", "model_1": fake.CHAT_MODEL, "model_2": fake.TOOLS_MODEL},
+        )
+    ],
+    # A chat from a prompt version sends its first message; Improve asks the judge model.
+    "chat:from-prompt": [
+        lambda s: ("post", reverse("chat:from-prompt", args=[s.version.pk]), {"var_thing": "river"}),
+    ],
+    "prompts:improve": [
+        lambda s: (
+            "post",
+            reverse("prompts:improve", args=[s.prompt.pk]),
+            {"connection": s.connection.pk, "model": fake.CHAT_MODEL, "instruction": "shorter"},
         )
     ],
     "chat:tool_results": [
@@ -326,6 +367,18 @@ CALLING: dict[str, list[Callable[[Scene], tuple[str, str, dict]]]] = {
                 "completion_window": "24h",
                 "metadata_key": [""],
                 "metadata_value": [""],
+            },
+        )
+    ],
+    "batches:from-prompt": [
+        lambda s: (
+            "post",
+            reverse("batches:from-prompt", args=[s.version.pk]),
+            {
+                "connection": str(s.connection.pk),
+                "model": fake.CHAT_MODEL,
+                "rows": '{"thing": "river"}',
+                "completion_window": "24h",
             },
         )
     ],
