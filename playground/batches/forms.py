@@ -3,8 +3,10 @@ import re
 from django import forms
 
 from playground.batches.models import Batch
+from playground.batches.variables import build_requests, parse_rows
 from playground.catalog.forms import ModelPickerForm
 from playground.connections.models import Connection, last_used, pick_connection
+from playground.prompts.models import PromptVersion
 
 # The local API reads the spec's contradictory bounds ("maximum 24 hours, minimum 336 hours") as one
 # interval, 24h to 336h (see localapi/engines/batches.py); we validate the same before sending.
@@ -16,7 +18,8 @@ METADATA_MAX_KEY = 64
 METADATA_MAX_VALUE = 512
 MAX_PROMPTS = 1000
 MAX_FILE_BYTES = 100 * 1024 * 1024
-SOURCES = [("prompts", "Write prompts"), ("upload", "Upload a JSONL file")]
+SOURCES = [("prompts", "Write prompts"), ("upload", "Upload a JSONL file"), ("version", "A prompt version")]
+MAX_VERSIONS = 200  # the newest library versions the form lists
 
 
 class BatchForm(ModelPickerForm):
@@ -46,6 +49,27 @@ class BatchForm(ModelPickerForm):
         widget=forms.FileInput(attrs={"accept": ".jsonl,.json,.txt,application/jsonl"}),
         help_text='One request per line: {"custom_id", "method": "POST", "url": "/v1/chat/completions", "body"}.',
     )
+    version = forms.TypedChoiceField(
+        label="Prompt version",
+        coerce=int,
+        required=False,
+        empty_value=None,
+        help_text="A version of a library prompt (yours or a team's): its messages, parameters and tools.",
+    )
+    variables = forms.CharField(
+        label="Variable rows",
+        required=False,
+        strip=False,
+        widget=forms.Textarea(
+            attrs={"rows": 4, "placeholder": 'topic,n\nrivers,20   or   {"topic": "rivers", "n": 20}'}
+        ),
+        help_text=f"One request per row: CSV with a header row, or JSON lines (at most {MAX_PROMPTS} rows).",
+    )
+    variables_file = forms.FileField(
+        label="Or a file of rows (.csv, .jsonl)",
+        required=False,
+        widget=forms.FileInput(attrs={"accept": ".csv,.jsonl,.json,.txt"}),
+    )
     completion_window = forms.CharField(
         label="Completion window",
         initial="24h",
@@ -56,6 +80,12 @@ class BatchForm(ModelPickerForm):
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, user=user, **kwargs)
         self.metadata_rows = self._metadata_rows()
+        versions = PromptVersion.objects.for_user(user).select_related("prompt", "prompt__team")
+        self.versions = {v.pk: v for v in versions.order_by("-created", "-pk")[:MAX_VERSIONS]}
+        self.fields["version"].choices = [("", "Choose a version")] + [
+            (v.pk, f"{v.prompt.name}@v{v.number} ({v.prompt.owner_label})") for v in self.versions.values()
+        ]
+        self.fields["version"].error_messages["invalid_choice"] = "version: choose a version of a prompt you can use."
 
     def _metadata_rows(self) -> list[tuple[str, str]]:
         if not self.is_bound:
@@ -90,7 +120,33 @@ class BatchForm(ModelPickerForm):
                 self.add_error("file", "file: choose a .jsonl file of requests to upload.")
         elif cleaned.get("source") == "prompts":
             self._clean_prompts(cleaned)
+        elif cleaned.get("source") == "version":
+            self._clean_version(cleaned)
         return cleaned
+
+    def _clean_version(self, cleaned) -> None:
+        """The version's requests, one per variable row: the rows' errors name the row and the variable."""
+        version = self.versions.get(cleaned.get("version"))
+        if version is None:
+            if "version" not in self.errors:
+                self.add_error("version", "version: choose the prompt version the rows fill.")
+            return
+        text = cleaned.get("variables") or ""
+        upload = cleaned.get("variables_file")
+        if upload:
+            if upload.size > MAX_FILE_BYTES:
+                self.add_error("variables_file", "variables_file: larger than the limit of 100 MB.")
+                return
+            text = upload.read().decode("utf-8", errors="replace")
+        model = cleaned.get("model") or version.model_id
+        if not model:
+            self.add_error("model", "model: choose the model that answers the rows.")
+            return
+        rows, errors = parse_rows(text)
+        bodies, problems = build_requests(version, rows, model) if not errors else ([], [])
+        for error in (errors or problems)[:20]:
+            self.add_error("variables", error)
+        cleaned["model"], cleaned["prompt_version"], cleaned["bodies"] = model, version, bodies
 
     def _clean_prompts(self, cleaned) -> None:
         model = cleaned.get("model") or ""
@@ -137,9 +193,13 @@ class BatchForm(ModelPickerForm):
 
     def input_file(self) -> tuple[str, bytes]:
         """The JSONL to upload: the chosen file as it is, or one written from the prompts."""
-        from playground.batches.services import build_jsonl
+        from playground.batches.services import build_jsonl, build_lines
 
         data = self.cleaned_data
+        if data["source"] == "version":
+            return f"{data['prompt_version'].prompt.name}-v{data['prompt_version'].number}.jsonl", build_lines(
+                data["bodies"]
+            )
         if data["source"] == "upload":
             upload = data["file"]
             return upload.name, upload.read()

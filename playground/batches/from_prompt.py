@@ -101,6 +101,7 @@ async def from_prompt(request, vid: int):
                 content=content,
                 completion_window=form.cleaned_data["completion_window"],
                 metadata={"prompt": version.ref[:512]},
+                prompt_version=version,
             )
         except CompileError as exc:
             errors.append(str(exc))

@@ -56,6 +56,10 @@ class Batch(models.Model):
     usage_recorded = models.BooleanField(default=False)
     # A fork of a shared batch: its frozen requests and results; no provider batch stands behind it.
     copy = models.JSONField(null=True, blank=True)
+    # A batch made from a library prompt version and rows of variables: the version it used.
+    prompt_version = models.ForeignKey(
+        "prompts.PromptVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="batches"
+    )
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 

@@ -38,6 +38,12 @@ def build_jsonl(*, model: str, prompts: list[str], system: str = "", max_tokens:
     return ("\n".join(lines) + "\n").encode()
 
 
+def build_lines(bodies: list[dict]) -> bytes:
+    """One request per body, with custom ids row-1, row-2, … (a prompt version's rows of variables)."""
+    items = [{"custom_id": f"row-{n}", "method": "POST", "url": ENDPOINT, "body": b} for n, b in enumerate(bodies, 1)]
+    return ("\n".join(json.dumps(item, ensure_ascii=False) for item in items) + "\n").encode()
+
+
 def count_requests(content: bytes) -> int:
     return sum(1 for line in content.splitlines() if line.strip())
 
@@ -50,6 +56,7 @@ async def submit(
     content: bytes,
     completion_window: str,
     metadata: dict[str, str],
+    prompt_version=None,
 ) -> Batch:
     """Upload the input file, create the batch and record it. Raises UpstreamError."""
     # The batch's tokens are filed when it ends (record_usage); its submission reserves the default.
@@ -67,6 +74,7 @@ async def submit(
         input_file_id=file_id,
         input_filename=filename,
         request_count=count_requests(content),
+        prompt_version=prompt_version,
     )
     batch.apply(created.data)
     await batch.asave()

@@ -15,7 +15,8 @@ LISTED = 50
 
 
 def _render_page(request, template: str, form: BatchForm, **extra) -> HttpResponse:
-    context = {"form": form, "batches": Batch.objects.for_user(request.user)[:LISTED], **extra}
+    batches = Batch.objects.for_user(request.user).select_related("prompt_version__prompt")[:LISTED]
+    context = {"form": form, "batches": batches, **extra}
     context["resubmit_form"] = ResubmitForm(user=request.user)  # a fork's "Submit again" and its connection
     return render(request, template, context)
 
@@ -41,6 +42,7 @@ async def create(request):
                 content=content,
                 completion_window=form.cleaned_data["completion_window"],
                 metadata=form.cleaned_data["metadata"],
+                prompt_version=form.cleaned_data.get("prompt_version"),
             )
         except UpstreamError as exc:
             error = services.explain(exc)
@@ -48,7 +50,7 @@ async def create(request):
             if not request.htmx:
                 messages.success(request, f"Batch {created.remote_id} created with {created.request_count} requests.")
                 return redirect("batches:index")
-            keep = ("connection", "source", "model", "completion_window", "max_tokens", "system")
+            keep = ("connection", "source", "model", "completion_window", "max_tokens", "system", "version")
             initial = {name: form.cleaned_data[name] for name in keep}
             form = await sync_to_async(BatchForm)(user=user, initial=initial)
     template = "batches/index.html#batches-page" if request.htmx else "batches/index.html"

@@ -311,9 +311,14 @@ def arguments(name: str, get: Callable[[str], object]) -> dict:
         return {key: text(key) for key in ("after", "role", "content")}
     if name == "compare":
         columns = [
-            {"model": text(f"model_{i}"), "params": text(f"params_{i}"), "fields": comparisons.fields_of(get, i)}
+            {
+                "model": text(f"model_{i}"),
+                "params": text(f"params_{i}"),
+                "fields": comparisons.fields_of(get, i),
+                "version": text(f"version_{i}").strip(),
+            }
             for i in range(1, comparisons.MAX_COLUMNS + 2)  # one more than the limit: refused by the service
-            if text(f"model_{i}").strip()
+            if text(f"model_{i}").strip() or text(f"version_{i}").strip()
         ]
         return {"content": text("content"), "columns": columns}
     args = {"message_id": get("message_id") if isinstance(get("message_id"), int | str) else None}

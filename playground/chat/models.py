@@ -160,6 +160,10 @@ class Message(models.Model):
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="children")
     selected = models.BooleanField(default=True)
     compare = models.CharField(max_length=32, blank=True, help_text="Columns of one open comparison share this.")
+    # A compare column run as a library prompt version (its system, few-shot turns and parameters): which one.
+    prompt_version = models.ForeignKey(
+        "prompts.PromptVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         ordering = ["pk"]

@@ -20,6 +20,7 @@ from playground.chat.forms import (
 from playground.chat.models import CONTEXT_POLICIES, Conversation, get_conversation
 from playground.chat.panel import PanelProblems, apply_panel, connections_of
 from playground.chat.services import compare as comparisons
+from playground.prompts.models import PromptVersion
 
 
 def panel_context(
@@ -80,7 +81,17 @@ def panel_context(
         "tool_sources": tool_sources(request.user, conversation) if model and model.tools else [],
         "attach_accept": accept_attribute(model) if conversation else "",
         "compare_forms": compare_forms(model),
+        "prompt_versions": compare_versions(request.user),
     }
+
+
+COMPARE_VERSIONS = 50
+
+
+def compare_versions(user) -> list:
+    """The newest library prompt versions the user can use: a compare column may run as one of them."""
+    versions = PromptVersion.objects.for_user(user).select_related("prompt", "prompt__team")
+    return list(versions.order_by("-created", "-pk")[:COMPARE_VERSIONS])
 
 
 def compare_forms(model) -> list[ParamsForm]:

@@ -9,6 +9,7 @@ from playground.batches.models import Batch
 from playground.connections import gate
 from playground.evaluate import graders, services
 from playground.evaluate.models import Cell, Evaluation
+from playground.prompts.models import PromptVersion
 from playground.upstream import client
 from playground.upstream.errors import UpstreamError
 
@@ -36,6 +37,10 @@ def build(evaluation: Evaluation) -> tuple[bytes, dict, list[str]]:
         variant = cell.variant
         if variant.model not in models:
             models[variant.model] = services.catalog_model(evaluation, variant.model)
+        lost = services.lost_version(evaluation, variant, cell.case.position + 1)
+        if lost:
+            problems.append(lost)
+            continue
         request = services.build_request(cell.case, variant, services.prompt_of(variant, latest), models[variant.model])
         if request.skipped:
             skipped.append(request.error)  # a row with an empty value stays out, as it does in a live run
@@ -44,7 +49,7 @@ def build(evaluation: Evaluation) -> tuple[bytes, dict, list[str]]:
             problems.append(request.error)
             continue
         cid = custom_id(cell)
-        mapping[cid] = [cell.case_id, cell.variant_id]
+        mapping[cid] = [cell.case_id, cell.variant_id, request.version.pk]
         item = {"custom_id": cid, "method": "POST", "url": batches.ENDPOINT, "body": request.body}
         lines.append(json.dumps(item, ensure_ascii=False))
     if not mapping and skipped:
@@ -130,16 +135,20 @@ async def refresh(evaluation: Evaluation) -> int:
 def join(evaluation: Evaluation, outcomes: dict) -> int:
     """Put each result line in the cell its custom_id names; lines the map does not know are ignored."""
     cells = {(c.case_id, c.variant_id): c for c in evaluation.cells.select_related("case", "variant").all()}
+    sent = {key[2] for key in evaluation.batch_map.values() if len(key) > 2}
+    versions = set(PromptVersion.objects.filter(pk__in=sent).values_list("pk", flat=True))  # still there
     changed = []
     for cid, item in outcomes.items():
         key = evaluation.batch_map.get(cid)
-        cell = cells.get(tuple(key)) if key else None
+        cell = cells.get(tuple(key[:2])) if key else None
         if cell is None:
             continue
         answer, error, _ = batches.outcome_of(item)
         body = (item.get("response") or {}).get("body") or {}
         usage = body.get("usage") if isinstance(body, dict) and isinstance(body.get("usage"), dict) else {}
         cell.source, cell.ttft_ms, cell.latency_ms = "batch", None, None
+        if len(key) > 2:  # the version the batch was built from
+            cell.version_id = key[2] if key[2] in versions else None
         cell.prompt_tokens, cell.completion_tokens = usage.get("prompt_tokens"), usage.get("completion_tokens")
         if error is not None:
             cell.status, cell.error, cell.output, cell.grades = Cell.ERROR, error, "", {}
@@ -149,6 +158,7 @@ def join(evaluation: Evaluation, outcomes: dict) -> int:
             cell.runs += 1
         changed.append(cell)
     fields = ["source", "ttft_ms", "latency_ms", "prompt_tokens", "completion_tokens", "status", "error", "output"]
+    fields.append("version")
     Cell.objects.bulk_update(changed, [*fields, "grades", "runs"], batch_size=500)
     return len(changed)
 

@@ -24,6 +24,7 @@ def _cell_record(cell: Cell | None) -> dict:
         "grades": cell.grades,
         "thumb": cell.thumb,
         "note": cell.note,
+        "version": cell.version.ref if cell.version_id else None,  # the prompt version its run sent
     }
 
 

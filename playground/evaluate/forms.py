@@ -5,6 +5,7 @@ from playground.catalog.params import CHAT_PARAMS, ParamsForm, cap_max_tokens, p
 from playground.connections.models import Connection
 from playground.evaluate.models import DEFAULT_CONCURRENCY
 from playground.evaluate.templating import MAX_TEMPLATE, syntax_errors
+from playground.prompts.models import PromptVersion
 
 # An evaluation always streams and reads the first choice: the panel leaves those two out.
 EVAL_PARAMS = [param for param in CHAT_PARAMS if param.name not in ("stream", "n")]
@@ -55,17 +56,42 @@ class PromptForm(forms.Form):
         return data
 
 
+MAX_OTHER_VERSIONS = 200  # the newest versions of the user's other library prompts a variant may pick
+
+
 class VariantForm(forms.Form):
     model = forms.ChoiceField()
-    prompt = forms.TypedChoiceField(coerce=int, required=False, empty_value=None)
+    prompt = forms.TypedChoiceField(coerce=int, required=False, empty_value=None, label="Prompt version")
 
-    def __init__(self, *args, evaluation, models: list[str], **kwargs):
+    def __init__(self, *args, evaluation, models: list[str], user=None, current=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["model"].choices = [(m, m) for m in models]
         self.fields["model"].error_messages["invalid_choice"] = "model: choose a chat model of this connection."
-        versions = [(p.pk, f"v{p.number}") for p in evaluation.prompts.all()]
-        self.fields["prompt"].choices = [("", "latest"), *versions]
-        self.fields["prompt"].error_messages["invalid_choice"] = "prompt: choose one of this evaluation's versions."
+        self.fields["prompt"].choices = version_choices(evaluation, user or evaluation.owner, current)
+        self.fields["prompt"].error_messages["invalid_choice"] = (
+            "prompt: choose a version of this evaluation's prompt or of a library prompt you can use."
+        )
+
+
+def version_choices(evaluation, user, current=None) -> list:
+    """ "latest", the evaluation's own versions, then the newest versions of the other library prompts the user
+    can use (the variant's current pick always stays listed)."""
+    own = [(v.pk, f"{v.prompt.name}@v{v.number}") for v in evaluation.versions()]
+    others = (
+        PromptVersion.objects.for_user(user)
+        .exclude(prompt_id=evaluation.prompt_id)
+        .select_related("prompt", "prompt__team")
+        .order_by("-created", "-pk")[:MAX_OTHER_VERSIONS]
+    )
+    other = [(v.pk, f"{v.prompt.name}@v{v.number} ({v.prompt.owner_label})") for v in others]
+    if current is not None and current.prompt_id != evaluation.prompt_id and current.pk not in {k for k, _ in other}:
+        other.insert(0, (current.pk, f"{current.prompt.name}@v{current.number}"))
+    choices = [("", "latest of this evaluation's prompt")]
+    if own:
+        choices.append(("This evaluation's prompt", own))
+    if other:
+        choices.append(("Library prompts", other))
+    return choices
 
 
 def chat_models(connection: Connection | None) -> list[CatalogModel]:

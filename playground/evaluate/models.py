@@ -1,9 +1,11 @@
-"""An evaluation: a prompt template (kept in versions) run over test cases by up to four variants."""
+"""An evaluation: a library prompt (its template kept in the prompt's versions) run over test cases by up to four
+variants, each a prompt version × model × parameters."""
 
 from django.conf import settings
 from django.db import models
 from django.shortcuts import get_object_or_404
 
+from playground.prompts.models import Prompt, PromptVersion
 from playground.sharing.models import share_links
 
 MAX_VARIANTS = 4
@@ -21,13 +23,15 @@ class Evaluation(models.Model):
     shares = share_links()  # its share links: deleting it deletes them
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="evaluations")
     title = models.CharField(max_length=100)
+    # Its template: a library prompt of the owner's (created with the evaluation); each edit is a new version.
+    prompt = models.ForeignKey(Prompt, null=True, blank=True, on_delete=models.SET_NULL, related_name="evaluations")
     connection = models.ForeignKey(
         "connections.Connection", null=True, on_delete=models.SET_NULL, related_name="evaluations"
     )
     # Variable names in the order the test-case table shows them (the template's, then any imported extra).
     columns = models.JSONField(default=list, blank=True)
     batch = models.ForeignKey("batches.Batch", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    # custom_id -> [case pk, variant pk] of the submitted batch; joined back when it ends.
+    # custom_id -> [case pk, variant pk, prompt version pk] of the submitted batch; joined back when it ends.
     batch_map = models.JSONField(default=dict, blank=True)
     batch_joined = models.BooleanField(default=False)
     stop_requested = models.BooleanField(default=False)
@@ -48,23 +52,14 @@ class Evaluation(models.Model):
     def __str__(self) -> str:
         return self.title
 
-    def latest_prompt(self) -> "PromptVersion | None":
-        return self.prompts.order_by("-number").first()
+    def latest_prompt(self) -> PromptVersion | None:
+        return self.versions().order_by("-number").first()
 
-
-class PromptVersion(models.Model):
-    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="prompts")
-    number = models.PositiveIntegerField()
-    system = models.TextField(blank=True)
-    user = models.TextField(blank=True)
-    created = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["number"]
-        constraints = [models.UniqueConstraint(fields=["evaluation", "number"], name="unique_prompt_version")]
-
-    def __str__(self) -> str:
-        return f"v{self.number}"
+    def versions(self):
+        """The versions of the evaluation's own prompt, v1 first."""
+        if self.prompt_id is None:
+            return PromptVersion.objects.none()
+        return PromptVersion.objects.filter(prompt_id=self.prompt_id).select_related("prompt").order_by("number")
 
 
 class TestCase(models.Model):
@@ -83,12 +78,15 @@ class TestCase(models.Model):
 
 
 class Variant(models.Model):
-    """One column of the grid: a model, a prompt version (none: the latest), parameters and graders."""
+    """One column of the grid: a prompt version (none: the latest of the evaluation's prompt; or any version of a
+    library prompt its owner can use), a model, parameters and graders."""
 
     evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="variants")
     position = models.PositiveIntegerField()
     model = models.CharField(max_length=200)
-    prompt = models.ForeignKey(PromptVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    prompt = models.ForeignKey(
+        PromptVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="evaluation_variants"
+    )
     params = models.JSONField(default=dict, blank=True)  # the panel's posted values, as strings
     graders = models.JSONField(default=dict, blank=True)
 
@@ -124,6 +122,8 @@ class Cell(models.Model):
     note = models.CharField(max_length=500, blank=True)
     heartbeat = models.DateTimeField(null=True)
     runs = models.PositiveIntegerField(default=0)  # how many times a run filled this cell
+    # The prompt version the cell's last run sent (null: never run, or the version's prompt was deleted).
+    version = models.ForeignKey(PromptVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     class Meta:
         ordering = ["case__position", "variant__position"]

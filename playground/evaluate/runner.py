@@ -167,6 +167,10 @@ def _prepare(evaluation: Evaluation, cell_id: int, send_empty: bool):
     cell = Cell.objects.select_related("case", "variant", "variant__prompt").get(pk=cell_id)
     model = services.catalog_model(evaluation, cell.variant.model)
     prompt = services.prompt_of(cell.variant, evaluation.latest_prompt())
+    cell.version = prompt  # the version this run sends (saved with the cell's state)
+    lost = services.lost_version(evaluation, cell.variant, cell.case.position + 1)
+    if lost:
+        return cell, services.Request({}, lost)
     return cell, services.build_request(cell.case, cell.variant, prompt, model, send_empty=send_empty)
 
 

@@ -1,5 +1,5 @@
-"""The evaluation page's work: prompt versions, test cases, variants, the grid and its summary (exports.py:
-the downloads)."""
+"""The evaluation page's work: its library prompt's versions, test cases, variants, the grid and its summary
+(exports.py: the downloads)."""
 
 import difflib
 from dataclasses import dataclass
@@ -10,7 +10,9 @@ from playground.catalog.models import CatalogModel
 from playground.evaluate import graders, templating
 from playground.evaluate.cases import MAX_VALUE, Parsed
 from playground.evaluate.forms import chat_models, variant_params_form
-from playground.evaluate.models import MAX_CASES, MAX_VARIANTS, Cell, Evaluation, PromptVersion, TestCase, Variant
+from playground.evaluate.models import MAX_CASES, MAX_VARIANTS, Cell, Evaluation, TestCase, Variant
+from playground.prompts.drafts import Draft, save_version
+from playground.prompts.models import NAME_LENGTH, Prompt, PromptVersion, owned_by
 
 CHARS_PER_TOKEN = 4  # the same rough estimate as the chat's context check
 EXAMPLE_USER = "{{question}}"
@@ -23,10 +25,10 @@ class EvaluationError(ValueError):
 @transaction.atomic
 def create(*, user, title: str, connection) -> Evaluation:
     evaluation = Evaluation.objects.create(owner=user, title=title, connection=connection, columns=["question"])
-    PromptVersion.objects.create(evaluation=evaluation, number=1, system="", user=EXAMPLE_USER)
     TestCase.objects.create(evaluation=evaluation, position=0, values={"question": ""})
     models = chat_models(connection)
     Variant.objects.create(evaluation=evaluation, position=0, model=models[0].model_id if models else "")
+    new_version(evaluation, system="", user=EXAMPLE_USER, author=user)
     ensure_cells(evaluation)
     return evaluation
 
@@ -45,7 +47,7 @@ def sync_columns(evaluation: Evaluation, imported: list[str] = ()) -> None:
     it was just imported), in the order it came. A column neither used nor filled (the starting `question`, say)
     goes, from the cases too."""
     prompts = [evaluation.latest_prompt(), *(v.prompt for v in evaluation.variants.select_related("prompt"))]
-    used = templating.variables(*(text for p in prompts if p for text in (p.system, p.user)))
+    used = templating.variables(*(text for p in prompts for text in version_texts(p)))
     cases = list(evaluation.cases.all())
     filled = {name for case in cases for name, value in case.values.items() if value != ""}
     columns: list[str] = []
@@ -62,24 +64,65 @@ def sync_columns(evaluation: Evaluation, imported: list[str] = ()) -> None:
     TestCase.objects.bulk_update(changed, ["values"], batch_size=500)
 
 
+def unique_name(owner, title: str) -> str:
+    """The evaluation's title as a name free among the owner's own prompts: "Title", "Title (2)", …"""
+    base = (title or "").strip().replace("/", "-") or "Evaluation"
+    taken = set(owned_by(owner, None).values_list("name", flat=True))
+    name, n = base[:NAME_LENGTH], 1
+    while name in taken:
+        n += 1
+        suffix = f" ({n})"
+        name = base[: NAME_LENGTH - len(suffix)] + suffix
+    return name
+
+
+def library_prompt(evaluation: Evaluation) -> Prompt:
+    """The evaluation's prompt in its owner's library, made (named after its title) if it has none."""
+    if evaluation.prompt is None:
+        evaluation.prompt = Prompt.objects.create(
+            owner=evaluation.owner, name=unique_name(evaluation.owner, evaluation.title)
+        )
+        evaluation.save(update_fields=["prompt", "updated"])
+    return evaluation.prompt
+
+
 @transaction.atomic
-def save_prompt(evaluation: Evaluation, *, system: str, user: str) -> PromptVersion:
+def new_version(evaluation: Evaluation, *, system: str, user: str, author=None, draft=None) -> PromptVersion:
+    """The template's next version in the library prompt (prompts' own version-making: never an update)."""
+    first = evaluation.variants.exclude(model="").order_by("position").first()
+    draft = draft or Draft(system=system, template=user, message=f"Evaluation “{evaluation.title}”"[:300])
+    draft.model_id, draft.connection = (first.model if first else ""), evaluation.connection
+    return save_version(library_prompt(evaluation), draft, author or evaluation.owner)
+
+
+@transaction.atomic
+def save_prompt(evaluation: Evaluation, *, system: str, user: str, author=None) -> PromptVersion:
     """A new version when the text changed; the latest one otherwise."""
     latest = evaluation.latest_prompt()
-    if latest and latest.system == system and latest.user == user:
+    if latest and latest.system == system and latest.template == user:
         return latest
-    version = PromptVersion.objects.create(
-        evaluation=evaluation, number=(latest.number + 1 if latest else 1), system=system, user=user
-    )
+    version = new_version(evaluation, system=system, user=user, author=author)
     sync_columns(evaluation)
     evaluation.save(update_fields=["columns", "updated"])
     return version
 
 
+def version_texts(version: PromptVersion | None) -> list[str]:
+    """The texts of a version that may hold {{variables}}: system, few-shot turns, the user template."""
+    if version is None:
+        return []
+    return [version.system, *(shot["content"] for shot in version.shots), version.template]
+
+
+def usable_versions(user, evaluation: Evaluation):
+    """The library versions a variant of this evaluation may pick: its own prompt's, then any the user can use."""
+    return PromptVersion.objects.for_user(user).select_related("prompt", "prompt__team")
+
+
 def diff(a: PromptVersion, b: PromptVersion) -> list[tuple[str, str]]:
     """Line diff of two versions as (kind, line): kind is "same", "add" or "del"."""
     lines = []
-    for title, old, new in (("System", a.system, b.system), ("User", a.user, b.user)):
+    for title, old, new in (("System", a.system, b.system), ("User", a.template, b.template)):
         lines.append(("head", f"{title} prompt: v{a.number} → v{b.number}"))
         for line in difflib.ndiff(old.splitlines(), new.splitlines()):
             tag = {"+ ": "add", "- ": "del", "  ": "same"}.get(line[:2])
@@ -182,6 +225,17 @@ def prompt_of(variant: Variant, latest: PromptVersion | None) -> PromptVersion |
     return variant.prompt or latest
 
 
+def lost_version(evaluation: Evaluation, variant: Variant, row: int) -> str:
+    """Why the variant's pinned version of another prompt cannot be sent (its owner left that prompt's team, say),
+    or "": a run sends only what the evaluation's owner may still read."""
+    pinned = variant.prompt
+    if pinned is None or pinned.prompt_id == evaluation.prompt_id:
+        return ""
+    if Prompt.objects.for_user(evaluation.owner).filter(pk=pinned.prompt_id).exists():
+        return ""
+    return f"row {row}, variant {variant.label}: prompt: you can no longer use {pinned.ref}; choose another version."
+
+
 def regrade(evaluation: Evaluation, variant: Variant | None = None) -> None:
     cells = Cell.objects.filter(evaluation=evaluation, status=Cell.DONE).select_related("case", "variant")
     if variant is not None:
@@ -201,6 +255,7 @@ class Request:
     body: dict
     error: str = ""
     skipped: bool = False  # a row with an empty value, not sent unless the run says so
+    version: PromptVersion | None = None  # the prompt version the body was made from
 
 
 def empty_values(case: TestCase, names: list[str]) -> list[str]:
@@ -232,14 +287,17 @@ def build_request(
         return Request({}, f"{where}: the evaluation has no prompt yet.")
     if not variant.model:
         return Request({}, f"{where}: model: choose a model for this variant.")
-    empty = empty_values(case, templating.variables(prompt.system, prompt.user))
+    empty = empty_values(case, templating.variables(*version_texts(prompt)))
     if empty and not send_empty:
         names = ", ".join("{{" + name + "}}" for name in empty)
         return Request({}, f"Skipped: row {case.position + 1} has no value for {names}.", skipped=True)
     values = {**dict.fromkeys(empty, ""), **case.values}
-    system, missing_system = templating.render(prompt.system, values)
-    user, missing_user = templating.render(prompt.user, values)
-    missing = [*missing_system, *(m for m in missing_user if m not in missing_system)]
+    missing: list[str] = []
+    turns = []
+    for message in prompt.messages():
+        text, unfilled = templating.render(message["content"], values)
+        missing += [m for m in unfilled if m not in missing]
+        turns.append({"role": message["role"], "content": text})
     if missing:
         return Request({}, f"{where}: no value for {', '.join('{{' + m + '}}' for m in missing)}.")
     form = variant_params_form(model, variant.params)
@@ -248,7 +306,7 @@ def build_request(
         return Request({}, f"{where}: {problems}")
     values = form.request_values()
     if model is not None:
-        estimate = (len(system) + len(user)) // CHARS_PER_TOKEN + 8
+        estimate = sum(len(turn["content"]) for turn in turns) // CHARS_PER_TOKEN + 8
         wanted = values.get("max_tokens") or 0
         if estimate + wanted > model.context_window:
             return Request(
@@ -257,9 +315,7 @@ def build_request(
                 + (f" and max_tokens is {wanted}" if wanted else "")
                 + f", over the context window of {model.context_window} tokens of {model.model_id}.",
             )
-    messages = [{"role": "system", "content": system}] if system.strip() else []
-    messages.append({"role": "user", "content": user})
-    return Request({"model": variant.model, "messages": messages, **values})
+    return Request({"model": variant.model, "messages": turns, **values}, version=prompt)
 
 
 # ---------------------------------------------------------------- grid, summary, export
@@ -323,8 +379,11 @@ def summaries(variants: list[Variant], cells: list[Cell]) -> list[Summary]:
 
 def grid(evaluation: Evaluation, cases=None) -> tuple[list[Variant], list[tuple[TestCase, list[Cell]]], list[Cell]]:
     """The variants, the rows of `cases` (default: all) with their cells in variant order, and every cell."""
-    variants = list(evaluation.variants.select_related("prompt"))
-    cells = list(evaluation.cells.all())
+    variants = list(evaluation.variants.select_related("prompt__prompt"))
+    latest = evaluation.latest_prompt()
+    for variant in variants:
+        variant.shown = prompt_of(variant, latest)  # the grid header's name@vN
+    cells = list(evaluation.cells.select_related("version__prompt"))
     index = {(c.case_id, c.variant_id): c for c in cells}
     rows = []
     for case in evaluation.cases.all() if cases is None else cases:

@@ -5,8 +5,9 @@ from django.db import transaction
 from django.urls import reverse
 
 from playground.evaluate import services
-from playground.evaluate.models import Cell, Evaluation, PromptVersion, TestCase, Variant, get_evaluation
+from playground.evaluate.models import Cell, Evaluation, TestCase, Variant, get_evaluation
 from playground.evaluate.views import ROWS_PER_PAGE
+from playground.prompts.drafts import Draft
 from playground.sharing.kinds import Kind, NotShareable
 
 CELL_FIELDS = ["status", "output", "error", "grades", "thumb", "note", "prompt_tokens", "completion_tokens"]
@@ -56,7 +57,17 @@ def evaluation_content(evaluation) -> dict:
     latest = evaluation.latest_prompt()
 
     def prompt(version):
-        return {"number": version.number, "system": version.system, "user": version.user} if version else None
+        if version is None:
+            return None
+        own = version.prompt_id == evaluation.prompt_id
+        return {
+            "number": version.number,
+            "name": version.prompt.name,
+            "own": own,  # a version of the evaluation's own prompt (else of another library prompt)
+            "system": version.system,
+            "shots": version.shots,
+            "user": version.template,
+        }
 
     return {
         "title": evaluation.title,
@@ -96,23 +107,19 @@ def evaluation_content(evaluation) -> dict:
 
 @transaction.atomic
 def fork_evaluation(content: dict, user, connection) -> Evaluation:
-    """An editable evaluation in the user's account: its prompt versions, variants (model, parameters, graders) and
-    rows, with the shared results as its cells (a record: the next run replaces them)."""
+    """An editable evaluation in the user's account: its prompt (a new library prompt of the user's, with the
+    shared versions), variants (model, parameters, graders) and rows, with the shared results as its cells (a
+    record: the next run replaces them)."""
     evaluation = Evaluation.objects.create(
         owner=user, title=f"{content['title']} (fork)"[:100], connection=connection, columns=content["columns"]
     )
-    prompts = [content["prompt"], *(v["prompt"] for v in content["variants"])]
-    versions = {}
-    for prompt in sorted(filter(None, prompts), key=lambda p: p["number"]):
-        if prompt["number"] not in versions:
-            fields = {"number": prompt["number"], "system": prompt["system"], "user": prompt["user"]}
-            versions[prompt["number"]] = PromptVersion.objects.create(evaluation=evaluation, **fields)
+    versions = fork_versions(evaluation, content, user)
     variants = [
         Variant.objects.create(
             evaluation=evaluation,
             position=position,
             model=data["model"],
-            prompt=versions[data["prompt"]["number"]] if data["prompt"] else None,
+            prompt=versions.get(_key(data["prompt"])) if data["prompt"] else None,
             params=data["params"],
             graders=data.get("grader_config") or {},  # a link frozen before graders were shared forks none
         )
@@ -128,3 +135,26 @@ def fork_evaluation(content: dict, user, connection) -> Evaluation:
             if cell
         )
     return evaluation
+
+
+def _key(prompt: dict) -> tuple:
+    return (prompt.get("own", True), prompt.get("name", ""), prompt["number"])
+
+
+def fork_versions(evaluation: Evaluation, content: dict, user) -> dict:
+    """The shared versions saved in the fork's library prompt, oldest first: the evaluation's own ones, then
+    those of other prompts its variants used (a pinned version of another prompt becomes one of the fork's, as
+    the forker may not see that prompt). Returns (own, name, number) -> the new version."""
+    prompts = [content["prompt"], *(v["prompt"] for v in content["variants"])]
+    ordered = sorted(filter(None, prompts), key=lambda p: (not p.get("own", True), p["number"]))
+    versions = {}
+    for prompt in ordered:
+        if _key(prompt) not in versions:
+            draft = Draft(system=prompt["system"], shots=list(prompt.get("shots") or []), template=prompt["user"])
+            draft.message = f"Forked from v{prompt['number']}" + (
+                "" if prompt.get("own", True) else f" of {prompt.get('name')}"
+            )
+            versions[_key(prompt)] = services.new_version(evaluation, system="", user="", author=user, draft=draft)
+    if not versions:
+        services.new_version(evaluation, system="", user=services.EXAMPLE_USER, author=user)
+    return versions

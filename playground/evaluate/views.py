@@ -22,6 +22,7 @@ from playground.evaluate.forms import (
     variant_params_form,
 )
 from playground.evaluate.models import MAX_CASES, MAX_VARIANTS, Evaluation, get_evaluation
+from playground.prompts.models import PromptVersion
 from playground.upstream.errors import UpstreamError
 
 ROWS_PER_PAGE = 50
@@ -67,6 +68,7 @@ def _variant_panels(evaluation, variants, models, posted=None):
             form = VariantForm(
                 evaluation=evaluation,
                 models=list(by_id),
+                current=variant.prompt,
                 initial={"model": variant.model, "prompt": variant.prompt_id},
                 prefix=f"v{variant.pk}",
             )
@@ -90,7 +92,9 @@ def _page(request, evaluation, *, prompt_form=None, import_errors=None, posted=N
     page = pages.get_page(request.GET.get("page"))
     variants, rows, cells = services.grid(evaluation, page.object_list)
     models = chat_models(evaluation.connection)
-    prompt_form = prompt_form or PromptForm(initial={"system": latest.system, "user": latest.user} if latest else {})
+    prompt_form = prompt_form or PromptForm(
+        initial={"system": latest.system, "user": latest.template} if latest else {}
+    )
     system = prompt_form["system"].value() or ""
     user = prompt_form["user"].value() or ""
     used = templating.variables(system, user)
@@ -100,7 +104,7 @@ def _page(request, evaluation, *, prompt_form=None, import_errors=None, posted=N
         "evaluation": evaluation,
         "view": "editor" if editing else "grid",
         "prompt_form": prompt_form,
-        "versions": list(evaluation.prompts.all()),
+        "versions": list(evaluation.versions()),
         "latest": latest,
         "used": used,
         "unknown": [name for name in used if name not in evaluation.columns],
@@ -149,15 +153,15 @@ def save_prompt(request, pk):
     form = PromptForm(request.POST)
     if not form.is_valid():
         return _page(request, evaluation, prompt_form=form)
-    version = services.save_prompt(evaluation, **form.cleaned_data)
-    messages.success(request, f"Prompt saved as v{version.number}.")
+    version = services.save_prompt(evaluation, **form.cleaned_data, author=request.user)
+    messages.success(request, f"Prompt saved as {version.ref}.")
     return _back(evaluation, "template")
 
 
 @require_GET
 def diff(request, pk):
     evaluation = get_evaluation(request, pk)
-    versions = {str(v.number): v for v in evaluation.prompts.all()}
+    versions = {str(v.number): v for v in evaluation.versions()}
     a, b = versions.get(request.GET.get("a", "")), versions.get(request.GET.get("b", ""))
     if a is None or b is None:
         raise Http404("No such prompt version.")
@@ -225,7 +229,9 @@ def save_variant(request, pk, variant_pk):
     evaluation = get_evaluation(request, pk)
     variant = get_object_or_404(evaluation.variants, pk=variant_pk)
     models = {m.model_id: m for m in chat_models(evaluation.connection)}
-    form = VariantForm(request.POST, evaluation=evaluation, models=list(models), prefix=f"v{variant.pk}")
+    form = VariantForm(
+        request.POST, evaluation=evaluation, models=list(models), current=variant.prompt, prefix=f"v{variant.pk}"
+    )
     model = models.get(request.POST.get(f"v{variant.pk}-model"))
     params = variant_params_form(model, request.POST, f"p{variant.pk}")
     grader_form = graders.GradersForm(request.POST, prefix=f"g{variant.pk}", models=list(models))
@@ -233,7 +239,8 @@ def save_variant(request, pk, variant_pk):
     if not all(valid):
         return _page(request, evaluation, posted=(variant.pk, form, params, grader_form))
     variant.model = form.cleaned_data["model"]
-    variant.prompt = evaluation.prompts.filter(pk=form.cleaned_data["prompt"]).first()
+    chosen = form.cleaned_data["prompt"]
+    variant.prompt = PromptVersion.objects.filter(pk=chosen).first() if chosen else None  # a listed choice
     variant.params = {name: params[name].value() for name in params.fields if params[name].value() not in (None, "")}
     variant.graders = grader_form.config()
     variant.save()

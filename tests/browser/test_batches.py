@@ -63,3 +63,28 @@ def test_an_invalid_upload_shows_the_lines_at_fault(alice_page, live_server, tmp
     expect(alert).to_contain_text("line 1: method must be POST")
     expect(alert).to_contain_text("line 2: invalid JSON")
     screenshot(page, "batches-upload-error")
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_a_batch_from_a_prompt_version_and_rows_of_variables(alice_page, alice, live_server, width):
+    from tests.prompts.conftest import make_prompt
+
+    orm(call_command, "seed_catalog", verbosity=0)
+    version = orm(lambda: make_prompt(alice, name="summary", template="Summarise {{topic}} in {{n}} words.").latest())
+    page = alice_page
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto("/batches/")
+    page.get_by_text("A prompt version").click()
+    expect(page.get_by_label("Prompts", exact=True)).to_be_hidden()
+    page.get_by_label("Prompt version", exact=True).select_option(label="summary@v1 (You)")
+    page.get_by_label("Variable rows").fill('topic,n\nrivers,5\n{"bad')
+    page.get_by_role("button", name="Create batch").click()
+    expect(page.get_by_text("variables, line 3: 1 values for 2 columns.")).to_be_visible()
+    page.get_by_label("Variable rows").fill("topic,n\nrivers,5\nlakes,3\n")
+    page.get_by_role("button", name="Create batch").click()
+    expect(page.get_by_role("status").filter(has_text="created with 2 requests")).to_be_visible()
+    row = page.locator("#batch-list .batch").first
+    expect(row.locator(f"[data-version='{version.pk}']")).to_have_text("from summary@v1")
+    expect(row.get_by_label("Status")).to_have_text("completed", timeout=30_000)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    screenshot(page, f"batch-from-version-{width}")

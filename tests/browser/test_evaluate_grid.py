@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from playground.connections.models import Connection
 from playground.evaluate import services
-from playground.evaluate.models import PromptVersion, TestCase
+from playground.evaluate.models import TestCase
 from tests.browser.conftest import ARTIFACTS, orm
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
@@ -29,9 +29,7 @@ def make_grid(owner):
     call_command("seed_catalog", verbosity=0)
     connection = Connection.objects.get(owner=owner, is_local=True)
     evaluation = services.create(user=owner, title="Greetings", connection=connection)
-    PromptVersion.objects.filter(evaluation=evaluation).update(
-        user="Translate {{text}} into {{language}}. [say:{{answer}}]"
-    )
+    services.new_version(evaluation, system="", user="Translate {{text}} into {{language}}. [say:{{answer}}]")
     evaluation.cases.all().delete()
     TestCase.objects.bulk_create(
         [

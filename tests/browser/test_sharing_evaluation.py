@@ -4,7 +4,8 @@ import pytest
 from playwright.sync_api import expect
 
 from playground.connections.models import ensure_local_connection
-from playground.evaluate.models import Cell, Evaluation, PromptVersion, TestCase, Variant
+from playground.evaluate import services
+from playground.evaluate.models import Cell, Evaluation, TestCase, Variant
 from tests.browser.conftest import orm, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
@@ -14,7 +15,7 @@ def make_evaluation(owner) -> Evaluation:
     evaluation = Evaluation.objects.create(
         owner=owner, title="Capitals", connection=ensure_local_connection(owner), columns=["country"]
     )
-    PromptVersion.objects.create(evaluation=evaluation, number=1, user="Capital of {{country}}? One word.")
+    services.new_version(evaluation, system="", user="Capital of {{country}}? One word.")
     variants = [
         Variant.objects.create(evaluation=evaluation, position=0, model="local/chat", params={"temperature": "0.2"}),
         Variant.objects.create(evaluation=evaluation, position=1, model="local/chat-lite"),

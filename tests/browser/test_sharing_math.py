@@ -7,7 +7,8 @@ from playwright.sync_api import expect
 from playground.batches.models import Batch
 from playground.chat.models import Conversation, Message
 from playground.connections.models import ensure_local_connection
-from playground.evaluate.models import Cell, Evaluation, PromptVersion, TestCase, Variant
+from playground.evaluate import services
+from playground.evaluate.models import Cell, Evaluation, TestCase, Variant
 from playground.sharing.freeze import freeze
 from playground.sharing.models import Share
 from tests.browser.conftest import orm
@@ -46,7 +47,7 @@ def _pages(alice):
         },
     )
     evaluation = Evaluation.objects.create(owner=alice, title="Circles", connection=connection, columns=["shape"])
-    PromptVersion.objects.create(evaluation=evaluation, number=1, user="Area of a {{shape}}?")
+    services.new_version(evaluation, system="", user="Area of a {{shape}}?")
     variant = Variant.objects.create(evaluation=evaluation, position=0, model="local/chat")
     case = TestCase.objects.create(evaluation=evaluation, position=0, values={"shape": "circle"})
     Cell.objects.create(evaluation=evaluation, case=case, variant=variant, status=Cell.DONE, output=ANSWER)

@@ -8,16 +8,24 @@ from channels.testing import WebsocketCommunicator
 from playground.asgi import application
 from playground.connections.models import Connection
 from playground.evaluate import services
-from playground.evaluate.models import Cell, PromptVersion, TestCase
+from playground.evaluate.models import Cell, TestCase
 
 ORIGIN = [(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1")]
+
+
+def set_template(evaluation, user: str, system: str = ""):
+    """The evaluation's template as given: a new version of its library prompt (versions are never updated)."""
+    latest = evaluation.latest_prompt()
+    if latest and (latest.template, latest.system) == (user, system):
+        return latest
+    return services.new_version(evaluation, system=system, user=user)
 
 
 def make_evaluation(owner, *, rows: int = 2, variants: int = 1, user: str = "{{question}}", system: str = ""):
     """An evaluation of `rows` test cases (question = "q<n>", expected = "a<n>") and `variants` columns."""
     connection = Connection.objects.get(owner=owner, is_local=True)
     evaluation = services.create(user=owner, title="Capitals", connection=connection)
-    PromptVersion.objects.filter(evaluation=evaluation).update(user=user, system=system)
+    set_template(evaluation, user, system)
     evaluation.cases.all().delete()
     TestCase.objects.bulk_create(
         [

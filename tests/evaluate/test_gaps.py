@@ -30,7 +30,7 @@ def test_an_unclosed_brace_is_refused_on_the_page_and_not_saved(alice_client, al
     page = alice_client.post(f"/evaluate/{evaluation.pk}/prompt/", {"system": "", "user": "Hi {{name"})
     assert page.status_code == 200
     assert "user prompt, line 1, column 4: “{{” is not closed by “}}”" in page.text
-    assert evaluation.prompts.count() == 1
+    assert evaluation.versions().count() == 1
 
 
 @pytest.mark.django_db

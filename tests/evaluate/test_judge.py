@@ -9,9 +9,9 @@ from asgiref.sync import async_to_sync, sync_to_async
 
 from playground.catalog.services import refresh_models
 from playground.evaluate import graders, services
-from playground.evaluate.models import Cell, PromptVersion, TestCase, Variant
+from playground.evaluate.models import Cell, TestCase, Variant
 from playground.teams.models import OWNER, Membership, Team, UsageRecord
-from tests.evaluate.conftest import connect
+from tests.evaluate.conftest import connect, set_template
 from tests.evaluate.test_live import finished, run
 from tests.fakeprovider import server as fake
 from tests.providers.conftest import fake_connection
@@ -21,7 +21,7 @@ SAY = "{{question}} [say:{{question}}]"
 
 
 def with_judge(evaluation, *, model: str, rubric: str, scale: str = "pass", answers=("Paris", "Lyon")):
-    PromptVersion.objects.filter(evaluation=evaluation).update(user=SAY)
+    set_template(evaluation, SAY)
     evaluation.cases.all().delete()
     TestCase.objects.bulk_create(
         [TestCase(evaluation=evaluation, position=i, values={"question": a}) for i, a in enumerate(answers)]

@@ -7,9 +7,9 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from playground.evaluate import runner
-from playground.evaluate.models import Cell, Evaluation, PromptVersion, TestCase
+from playground.evaluate.models import Cell, Evaluation, TestCase
 from playground.lib import detached
-from tests.evaluate.conftest import connect, make_evaluation, receive_until, statuses
+from tests.evaluate.conftest import connect, make_evaluation, receive_until, set_template, statuses
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 SAY = "{{question}} [say:Answer to {{question}}]"
@@ -111,7 +111,7 @@ async def test_cells_that_cannot_be_sent_say_why_and_the_others_still_run(live_s
         cases[1].values = {"question": "x" * 20000, "extra": "y"}
         cases[2].values = {"question": "no extra"}
         TestCase.objects.bulk_update(cases, ["values"])
-        PromptVersion.objects.filter(evaluation=evaluation).update(user="{{question}}" * 8 + " {{extra}}")
+        set_template(evaluation, "{{question}}" * 8 + " {{extra}}")
 
     await sync_to_async(prepare)()
     ws = await connect(evaluation.pk, alice)

@@ -21,7 +21,7 @@ def test_creating_an_evaluation_lists_it_for_its_owner_only(alice_client, alice,
     evaluation = Evaluation.objects.get(owner=alice)
     assert response.status_code == 302 and response.url == f"/evaluate/{evaluation.pk}/"
     assert "Tone check" in alice_client.get("/evaluate/").text
-    assert evaluation.prompts.get().user == "{{question}}"
+    assert evaluation.versions().get().template == "{{question}}"
     assert evaluation.variants.get().model  # the connection's first chat model
 
     bob_client = Client()
@@ -38,7 +38,7 @@ def test_saving_the_prompt_keeps_versions_and_the_diff_shows_the_change(alice_cl
     alice_client.post(url, {"system": "Be brief.", "user": "Capital of {{country}}?"})
     alice_client.post(url, {"system": "Be brief.", "user": "Capital of {{country}}?"})  # unchanged: no new version
     alice_client.post(url, {"system": "Be very brief.", "user": "Capital of {{country}}?"})
-    assert [p.number for p in evaluation.prompts.all()] == [1, 2, 3]
+    assert [p.number for p in evaluation.versions()] == [1, 2, 3]
     evaluation.refresh_from_db()
     assert evaluation.columns == ["question", "country"]
     page = alice_client.get(f"/evaluate/{evaluation.pk}/?view=editor")
@@ -57,7 +57,7 @@ def test_an_empty_user_prompt_or_one_over_the_limit_is_refused_by_name(alice_cli
     assert "user prompt: write the message each test case sends." in page.text
     page = alice_client.post(f"/evaluate/{evaluation.pk}/prompt/", {"system": "x" * 100_001, "user": "hi"})
     assert "system prompt: at most 100000 characters." in page.text
-    assert evaluation.prompts.count() == 1
+    assert evaluation.versions().count() == 1
 
 
 def test_importing_csv_replaces_rows_and_a_ragged_file_changes_nothing(alice_client, alice, catalog):

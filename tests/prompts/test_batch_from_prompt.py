@@ -40,6 +40,7 @@ def test_each_row_becomes_the_versions_request(alice, submitted):
     assert response.status_code == 302, response.content.decode()[:2000]
     (call,) = submitted
     assert call["metadata"] == {"prompt": "summary@v1"}
+    assert call["prompt_version"] == version  # the batch records it (Batch.prompt_version)
     lines = [json.loads(line) for line in call["content"].decode().splitlines()]
     assert [line["custom_id"] for line in lines] == ["row-1", "row-2"]
     assert lines[1]["body"]["messages"][-1] == {"role": "user", "content": "Summarise lakes in 3 words."}

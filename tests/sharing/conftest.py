@@ -4,7 +4,8 @@ from django.core.files.storage import default_storage
 
 from playground.chat.models import Attachment, Conversation, Message, attachment_name
 from playground.connections.models import Connection, ensure_local_connection
-from playground.evaluate.models import Cell, Evaluation, PromptVersion, TestCase, Variant
+from playground.evaluate import services
+from playground.evaluate.models import Cell, Evaluation, TestCase, Variant
 from playground.rerank.models import RerankRun
 from playground.sharing.freeze import freeze
 from playground.sharing.models import Share
@@ -111,9 +112,7 @@ ROWS = 60  # more than one page of 50
 @pytest.fixture
 def evaluation(alice, hosted):
     evaluation = Evaluation.objects.create(owner=alice, title="Capitals", connection=hosted, columns=["country"])
-    PromptVersion.objects.create(
-        evaluation=evaluation, number=1, system="Answer briefly.", user="Capital of {{country}}?"
-    )
+    services.new_version(evaluation, system="Answer briefly.", user="Capital of {{country}}?")
     a = Variant.objects.create(
         evaluation=evaluation,
         position=0,

@@ -25,7 +25,7 @@ def test_a_shared_evaluation_forks_into_an_editable_evaluation(alice_client, bob
     assert copy.title == "Capitals (fork)" and copy.connection == connection and copy.columns == ["country"]
 
     prompt = copy.latest_prompt()
-    assert (prompt.number, prompt.system, prompt.user) == (1, "Answer briefly.", "Capital of {{country}}?")
+    assert (prompt.number, prompt.system, prompt.template) == (1, "Answer briefly.", "Capital of {{country}}?")
     variants = list(copy.variants.all())
     assert [(v.model, v.params, v.graders) for v in variants] == [
         ("local/chat", {"temperature": "0.2"}, {"contains": ""}),

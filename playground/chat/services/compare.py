@@ -23,6 +23,8 @@ from playground.chat.services.branches import Refused, content_of, message_of, o
 from playground.chat.services.request import build_request, chat_models, connection_for, pick_model
 from playground.chat.services.turns import Turn, launcher, save_attachments, start_turn, store_uploads
 from playground.connections import gate
+from playground.prompts.compiling import request_values
+from playground.prompts.models import PromptVersion
 
 MAX_COLUMNS = 4
 # A column's parameters are the panel's own fields (catalog/params.py), less the two a column cannot change.
@@ -57,8 +59,11 @@ def columns_of(args: dict) -> list[dict]:
     cleaned = []
     for index, column in enumerate(columns, 1):
         column = column if isinstance(column, dict) else {}
-        model = column.get("model")
-        if not isinstance(model, str) or not model.strip():
+        model = column.get("model") or ""
+        version = column.get("version") or None
+        if version is not None and not str(version).isdigit():
+            raise Refused(f"columns[{index}].version: choose a version of a prompt you can use.")
+        if not isinstance(model, str) or not (model.strip() or version):
             raise Refused(f"columns[{index}].model: choose a model.")
         params = column.get("params") or {}
         if isinstance(params, str):
@@ -73,8 +78,31 @@ def columns_of(args: dict) -> list[dict]:
         fields = column.get("fields") or {}
         if not isinstance(fields, dict):
             raise Refused(f"columns[{index}].fields: expected the panel's fields by name.")
-        cleaned.append({"model": model.strip(), "params": params, "fields": fields})
+        cleaned.append({"model": model.strip(), "params": params, "fields": fields, "version": version})
     return cleaned
+
+
+def column_version(conversation: Conversation, column: dict, index: int):
+    """The library prompt version a column runs as (one the conversation's owner can use), or None."""
+    if not column.get("version"):
+        return None
+    found = PromptVersion.objects.for_user(conversation.owner).filter(pk=int(column["version"])).first()
+    if found is None:
+        raise Refused(f"columns[{index}].version: choose a version of a prompt you can use.")
+    return found
+
+
+def with_version(body: dict, version, chosen: dict) -> None:
+    """The version in place of the conversation's system prompt and parameters: its system and few-shot turns
+    before the thread, its parameters and tools (the column's own fields still win); the question stays."""
+    turns = [m for m in body["messages"] if m["role"] != "system"]
+    head = [{"role": "system", "content": version.system}] if version.system.strip() else []
+    head += [{"role": shot["role"], "content": shot["content"]} for shot in version.shots]
+    body["messages"] = head + turns
+    kept = {k: v for k, v in body.items() if k in ("model", "messages", "stream", "stream_options")}
+    values = {k: v for k, v in request_values(version).items() if k not in ("stream", "stream_options", "n")}
+    body.clear()
+    body.update({**kept, **values, **chosen})
 
 
 def _prepare(conversation: Conversation, content: str, columns: list[dict], launch, uploads=()) -> list[Turn]:
@@ -96,9 +124,11 @@ def _prepare(conversation: Conversation, content: str, columns: list[dict], laun
         raise Refused("attachments: write the question they go with (asking the last question again sends its own).")
     history = [m for m in branches.ancestors(rows, parent) if m.status != Message.STREAMING]
 
-    requests = []
+    requests, versions = [], []
     for index, column in enumerate(columns, 1):
-        model = pick_model(models, column["model"])
+        version = column_version(conversation, column, index)
+        versions.append(version)
+        model = pick_model(models, column["model"] or (version.model_id if version else ""))
         if model is None:
             raise Refused(f"columns[{index}].model: {column['model']} is not a chat model of this connection.")
         chosen = column_params(model, column.get("fields") or {}, index)
@@ -115,6 +145,8 @@ def _prepare(conversation: Conversation, content: str, columns: list[dict], laun
         )
         if request.errors:
             raise Refused(f"columns[{index}]: {' '.join(request.errors)}")
+        if version is not None:
+            with_version(request.body, version, chosen)
         requests.append(request)
 
     # One pass per column: each is a request of its own (its reservation, its slot, its usage).
@@ -151,6 +183,7 @@ def _prepare(conversation: Conversation, content: str, columns: list[dict], laun
                     params={k: v for k, v in request.body.items() if k not in ("model", "messages")},
                     heartbeat=timezone.now(),
                     compare=group,
+                    prompt_version=versions[index],
                 )
                 for index, request in enumerate(requests)
             ]
