@@ -7,7 +7,8 @@ saved for the host it now points at; the user owns it or is still a member of it
 monthly token budgets have something left; one of the connection's concurrency slots is free. Only then is the key
 decrypted, into the Endpoint of a `Pass` that holds a lease (the slot, and the tokens reserved against the
 budgets). Whoever opened it ends it once: `settle()` files the provider's own usage (stop, error and interruption
-included) in the ledger, `release()` gives the reservation back when nothing was spent. A lease whose process died
+included) in the ledger under the pass's purpose, whatever the purpose, `release()` gives the reservation back when
+nothing was spent. A lease whose process died
 stops counting when its heartbeat goes stale (lib/detached.py): a team's lease is a row, a personal connection's an
 entry of slots.py.
 
@@ -44,7 +45,7 @@ log = logging.getLogger(__name__)
 KIND = "lease"  # leases in the background-work registry: this process stamps the heartbeat of its own
 CHARS_PER_TOKEN = 4  # the prompt's size in tokens, estimated from its JSON (the reservation, not the bill)
 SLOT_POLL = 0.25  # seconds between two looks for a free slot
-LEDGER_KINDS = ("chat", "rerank", "speech", "batch")  # the purposes filed in a team's usage (others only hold a slot)
+PURPOSE_LENGTH = 16  # a pass's purpose as a lease and the ledger keep it
 
 
 TEAM_REASONS = ("member", "revoked", "budget", "team_budget")
@@ -139,7 +140,7 @@ def _int(value) -> int:
 def record(
     connection_id,
     user_id,
-    kind: str,
+    purpose: str,
     *,
     model: str = "",
     usage: dict | None = None,
@@ -148,7 +149,8 @@ def record(
     documents: int = 0,
 ):
     """File one request through a team connection in the ledger with the provider's own usage (nothing for any
-    other connection). `usage` is chat's usage object; rerank passes rerank_usage(meta)."""
+    other connection), under its purpose, whatever it is: no list of purposes to join, so a new feature's requests
+    are filed as soon as it opens the gate. `usage` is chat's usage object; rerank passes rerank_usage(meta)."""
     if not connection_id or not user_id:
         return None
     team_id = Connection.objects.filter(pk=connection_id).values_list("team_id", flat=True).first()
@@ -160,7 +162,7 @@ def record(
         connection_id=connection_id,
         user=user,
         username=user.get_username(),
-        kind=kind,
+        kind=purpose[:PURPOSE_LENGTH],
         model=model[:200],
         status=status[:16],
         audio_characters=audio_characters,
@@ -211,10 +213,7 @@ class Pass:
             return
         with transaction.atomic():
             _give_back(self.lease_id)
-            if self.purpose in LEDGER_KINDS:
-                record(
-                    self.connection.pk, self.user_id, self.purpose, model=model, usage=usage, status=status, **figures
-                )
+            record(self.connection.pk, self.user_id, self.purpose, model=model, usage=usage, status=status, **figures)
 
     def release(self) -> None:
         """Nothing was sent (or nothing will be filed for it): give back the slot and the reservation."""
@@ -379,7 +378,7 @@ def _take(connection: Connection, user_id, purpose: str, reserve: int) -> tuple[
     if in_use >= current.slots:
         raise _busy(name, in_use, current.slots)
     lease = Lease.objects.create(
-        connection=current, user_id=user_id, team_id=current.team_id, purpose=purpose[:16], tokens=reserve
+        connection=current, user_id=user_id, team_id=current.team_id, purpose=purpose[:PURPOSE_LENGTH], tokens=reserve
     )
     return current, lease.pk
 

@@ -115,13 +115,11 @@ class Invite(models.Model):
 class UsageRecord(models.Model):
     """One request through a team connection, with the provider's own usage figures."""
 
-    KINDS = [("chat", "Chat"), ("rerank", "Rerank"), ("speech", "Speech"), ("batch", "Batch")]
-
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="usage")
     connection = models.ForeignKey("connections.Connection", null=True, on_delete=models.SET_NULL, related_name="+")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     username = models.CharField(max_length=150)
-    kind = models.CharField(max_length=8, choices=KINDS)
+    kind = models.CharField(max_length=16, help_text="The purpose the gate was opened for (chat, rerank, ...).")
     model = models.CharField(max_length=200, blank=True)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
