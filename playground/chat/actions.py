@@ -20,8 +20,8 @@ from django.db import DatabaseError
 from django.http import QueryDict
 from django.template.loader import render_to_string
 
-from playground.chat import branches, commands
-from playground.chat.commands import FAILED, INVALID, SENT, Outcome
+from playground.chat import branches, commands, outcomes
+from playground.chat.outcomes import FAILED, INVALID, SENT, Outcome
 from playground.chat.relay.fanout import Tab
 from playground.connections import gate
 
@@ -79,7 +79,7 @@ async def run(user, conversation_id: int, frame: dict, send: Reply, socket=None)
     except gate.Refused as refusal:  # every action that reaches a provider opens the gate: nothing was sent
         await reply({"type": "refused", "error": refusal.message})
     except DatabaseError:
-        await reply({"type": "failed", "error": commands.UNAVAILABLE["database_unavailable"]})
+        await reply({"type": "failed", "error": outcomes.UNAVAILABLE["database_unavailable"]})
 
 
 def form_fields(frame: dict) -> QueryDict | None:

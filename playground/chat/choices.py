@@ -11,7 +11,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from playground.chat.models import Message, get_conversation
-from playground.chat.services import render_message
+from playground.chat.relay.display import render_message
 from playground.lib.markdown.rendering import render_markdown
 
 

@@ -8,6 +8,7 @@ budget spent: zero requests reach the provider each time.
 """
 
 import asyncio
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -451,7 +452,7 @@ async def settle_all() -> None:
         await asyncio.sleep(0.05)
 
 
-async def through_http(recipe, scene, user) -> int:
+async def through_http(recipe, scene, user, answer: list | None = None) -> int:
     method, url, data = recipe(scene)
     http = AsyncClient()
     await http.aforce_login(user)
@@ -459,6 +460,8 @@ async def through_http(recipe, scene, user) -> int:
         await getattr(http, method)(url, data, headers=HX) if data else await getattr(http, method)(url, headers=HX)
     )
     await settle_all()
+    if answer is not None:
+        answer.append(response.content.decode())
     return response.status_code
 
 
@@ -690,3 +693,54 @@ async def test_each_provider_calling_path_files_what_the_provider_billed(
             purposes = {row.kind async for row in UsageRecord.objects.filter(team=team)}
             assert purposes and "" not in purposes
     assert await Lease.objects.acount() == 0, "a lease was left behind"
+
+
+# ---------------------------------------------------------------- the user's answers at once
+
+
+CHAT_ROUTES = sorted(name for name in CALLING if name.startswith("chat:"))
+
+
+def test_the_chat_paths_are_every_chat_route_and_action():
+    """Every chat route that reaches a provider is a chat route of the table above (so a new one is checked)."""
+    assert set(CHAT_ROUTES) == {name for name in route_names() if name.startswith("chat:")} - set(NOT_CALLING)
+    assert set(CALLING_ACTIONS) <= set(actions.ACTIONS)
+
+
+def _busy_elsewhere(bob, connection, count: int) -> None:
+    """`count` answers of bob generating in another conversation."""
+    from django.utils import timezone
+
+    other = Conversation.objects.create(owner=bob, connection=connection, model_id=fake.CHAT_MODEL)
+    for _ in range(count):
+        Message.objects.create(conversation=other, role="assistant", status=Message.STREAMING, heartbeat=timezone.now())
+
+
+@pytest.mark.parametrize(
+    "kind,name", [("route", n) for n in CHAT_ROUTES] + [("action", n) for n in sorted(CALLING_ACTIONS)]
+)
+async def test_each_chat_path_keeps_the_users_limit_of_answers_at_once(
+    kind, name, setup, team, bob, fake_openai, monkeypatch
+):
+    """At the limit of answers generating at once, every path that starts an answer (send, the start page's first
+    message, retry, regenerate, edit, compare, tool results; by form and by socket) sends nothing and saves
+    nothing: the limit is kept where every turn opens the gate (services/turns.py open_turns)."""
+    from playground.chat.relay import limits
+
+    monkeypatch.setattr(limits, "MAX_RUNNING_PER_USER", 2)
+    scene = await sync_to_async(_fresh)(setup, team, bob, bob, "allowed")
+    await sync_to_async(_busy_elsewhere)(bob, setup, 2)
+    messages, conversations = await Message.objects.acount(), await Conversation.objects.acount()
+    fake_openai.state.requests.clear()
+    if kind == "route":
+        for recipe in CALLING[name]:
+            answer = []
+            status = await through_http(recipe, scene, bob, answer)
+            assert status in (200, 429) and "the limit is 2 at once" in answer[0], (status, answer[0][:300])
+    else:
+        reply = await through_socket(name, CALLING_ACTIONS[name], scene, bob)
+        assert reply.get("type") in ("refused", "invalid"), reply
+        assert "the limit is 2 at once" in json.dumps(reply), reply
+    assert fake_openai.state.requests == [], f"{name} sent a request over the user's limit"
+    assert (await Message.objects.acount(), await Conversation.objects.acount()) == (messages, conversations)
+    assert await Lease.objects.acount() == 0

@@ -4,7 +4,7 @@ files every pass it settles under the purpose it was opened for, and keeps no li
 import pytest
 from asgiref.sync import sync_to_async
 
-from playground.connections import gate
+from playground.connections import gate, ledger
 from playground.teams.models import Membership, UsageRecord
 from playground.upstream import client
 from playground.upstream.errors import UpstreamError
@@ -39,7 +39,7 @@ async def test_a_new_features_requests_are_filed_under_its_purpose(connection, t
 
 async def test_the_budget_sees_a_new_features_tokens(connection, team, bob, fake_openai):
     await summarise(connection, bob, "The river runs to the sea.")
-    spent = await sync_to_async(gate.settled_tokens)(team.pk, bob.pk)
+    spent = await sync_to_async(ledger.settled_tokens)(team.pk, bob.pk)
     assert spent == sum(item["prompt_tokens"] + item["completion_tokens"] for item in fake_openai.state.billed) > 0
     await Membership.objects.filter(team=team, user=bob).aupdate(monthly_token_budget=spent)
     fake_openai.state.requests.clear()
