@@ -12,8 +12,9 @@ nothing was spent. A lease whose process died
 stops counting when its heartbeat goes stale (lib/detached.py): a team's lease is a row, a personal connection's an
 entry of slots.py.
 
-The ledger (ledger.py: the sums a budget reads, and the filing) and the memberships are read by name (teams'
-models, through `apps.get_model`), so the connections app imports nothing of teams and no feature needs to.
+The tables it reads and writes are its own (connections.models: Team, Membership, Lease, and the ledger's
+UsageRecord, which ledger.py files and sums), so no foreign key, import or lookup by name points up to the teams
+app, and no feature needs to import it.
 
 The rule a budget keeps: a request is admitted while the member's (and the team's) settled usage plus the tokens
 reserved by requests in flight is below the budget, and it then reserves its own estimate. So a request in flight
@@ -32,8 +33,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from playground.connections import crypto, slots
-from playground.connections.ledger import PURPOSE_LENGTH, live_leases, record, resets, team_model, tokens_this_month
-from playground.connections.models import Connection, Lease, origin_of
+from playground.connections.ledger import PURPOSE_LENGTH, live_leases, record, resets, tokens_this_month
+from playground.connections.models import Connection, Lease, Membership, Team, origin_of
 from playground.lib import detached, metrics
 from playground.upstream.client import Endpoint
 from playground.upstream.errors import UpstreamError
@@ -150,7 +151,7 @@ def estimate(body: dict | None) -> int:
 def _locked(connection: Connection) -> Connection | None:
     """A team connection read again under the team's row lock (its budget is on it), which serialises every open
     on the team."""
-    team = team_model("Team").objects.select_for_update().filter(pk=connection.team_id).first()
+    team = Team.objects.select_for_update().filter(pk=connection.team_id).first()
     current = Connection.objects.filter(pk=connection.pk, team_id=connection.team_id).first()
     if current is not None:
         current.team = team
@@ -169,7 +170,7 @@ def _check(connection: Connection, user_id, name: str) -> None:
         if connection.owner_id != user_id:
             raise Refused("member", f"The connection “{name}” is not {_username(user_id)}'s, so nothing was sent.")
     else:
-        membership = team_model("Membership").objects.filter(team=team, user_id=user_id).first()
+        membership = Membership.objects.filter(team=team, user_id=user_id).first()
         if membership is None:
             raise Refused(
                 "member",

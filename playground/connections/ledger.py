@@ -1,6 +1,6 @@
 """The ledger of team connections: what the gate files when a pass is settled, and the sums a budget reads.
 
-Every request through a team connection is one row (teams' UsageRecord, read by name) with the provider's own usage,
+Every request through a team connection is one row (UsageRecord) with the provider's own usage,
 under the purpose its pass was opened for; the budgets count this month's rows plus the tokens that live leases
 (requests in flight) reserve. Personal connections file nothing.
 """
@@ -8,20 +8,14 @@ under the purpose its pass was opened for; the budgets count this month's rows p
 from datetime import timedelta
 
 from asgiref.sync import sync_to_async
-from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.db.models import Sum
 from django.utils import timezone
 
-from playground.connections.models import Connection, Lease
+from playground.connections.models import Connection, Lease, UsageRecord
 from playground.lib import detached
 
 PURPOSE_LENGTH = 16  # a pass's purpose as a lease and the ledger keep it
-
-
-def team_model(name: str):
-    """A model of the teams app, read by name (the connections app imports nothing of teams)."""
-    return apps.get_model("teams", name)
 
 
 def month_start(now=None):
@@ -39,7 +33,7 @@ def resets() -> str:
 
 def settled_tokens(team_id: int, user_id: int | None = None) -> int:
     """Prompt + completion tokens filed this month on the team (by one member, when given)."""
-    rows = team_model("UsageRecord").objects.filter(team_id=team_id, created__gte=month_start())
+    rows = UsageRecord.objects.filter(team_id=team_id, created__gte=month_start())
     if user_id is not None:
         rows = rows.filter(user_id=user_id)
     totals = rows.aggregate(prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"))
@@ -97,7 +91,7 @@ def record(
     user = get_user_model().objects.filter(pk=user_id).first()
     if team_id is None or user is None:
         return None
-    return team_model("UsageRecord").objects.create(
+    return UsageRecord.objects.create(
         team_id=team_id,
         connection_id=connection_id,
         user=user,
