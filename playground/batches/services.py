@@ -13,7 +13,7 @@ from django.db import transaction
 
 from playground import inputs
 from playground.batches.models import Batch
-from playground.connections import gate
+from playground.connections import gate, ledger
 from playground.connections.models import Connection
 from playground.upstream import client
 from playground.upstream.errors import UpstreamError
@@ -152,7 +152,7 @@ def _file_once(batch: Batch, model: str, usage: dict) -> None:
     """Claim the batch's usage and file it in one transaction: the page and the tracker may both see it finish."""
     with transaction.atomic():
         if Batch.objects.filter(pk=batch.pk, usage_recorded=False).update(usage_recorded=True):
-            gate.record(batch.connection_id, batch.owner_id, "batch", model=model, usage=usage, status=batch.status)
+            ledger.record(batch.connection_id, batch.owner_id, "batch", model=model, usage=usage, status=batch.status)
     batch.usage_recorded = True
 
 

@@ -20,8 +20,8 @@ from django.db import DatabaseError
 from django.http import QueryDict
 from django.template.loader import render_to_string
 
-from playground.chat import branches, commands, tool_commands
-from playground.chat.commands import FAILED, INVALID, SENT, Outcome
+from playground.chat import branches, commands, outcomes
+from playground.chat.outcomes import FAILED, INVALID, SENT, Outcome
 from playground.chat.relay.fanout import Tab
 from playground.connections import gate
 
@@ -79,7 +79,7 @@ async def run(user, conversation_id: int, frame: dict, send: Reply, socket=None)
     except gate.Refused as refusal:  # every action that reaches a provider opens the gate: nothing was sent
         await reply({"type": "refused", "error": refusal.message})
     except DatabaseError:
-        await reply({"type": "failed", "error": commands.UNAVAILABLE["database_unavailable"]})
+        await reply({"type": "failed", "error": outcomes.UNAVAILABLE["database_unavailable"]})
 
 
 def form_fields(frame: dict) -> QueryDict | None:
@@ -177,8 +177,8 @@ for _name in commands.OPERATIONS:
 async def tool_results(ctx: Context, frame: dict) -> None:
     """Answer the tool calls of answer `message_id` (`result:<call id>` fields, all at once) and continue the turn;
     `sent` carries the answer, its `tool` messages and the new answer's placeholder, as the htmx view returns."""
-    results = tool_commands.results_of(frame)
-    outcome = await tool_commands.tool_results(ctx.user, ctx.conversation_id, frame.get("message_id"), results)
+    message_id = frame.get("message_id")
+    outcome = await commands.tool_results(ctx.user, ctx.conversation_id, message_id, commands.results_of(frame))
     if outcome.kind != SENT:
         await ctx.reply(refusal(outcome))
         return

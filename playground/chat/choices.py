@@ -14,9 +14,9 @@ from django.db import transaction
 
 from playground.chat.models import Message
 from playground.chat.relay import fanout
+from playground.chat.relay.display import render_message
 from playground.chat.relay.publishing import conversation_group
 from playground.chat.services import branches as operations
-from playground.chat.services import render_message
 from playground.lib.markdown.rendering import render_markdown
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,6 @@ async def continue_with(conversation, user, args: dict) -> Message:
     """Choice `number` of answer `message_id` becomes the thread's answer. The path keeps its shape, so beside the
     command's announcement (the other tabs fetch the thread) the answer's new render goes to the conversation's
     group as its final one: live viewers show it in place."""
-    operations.own(conversation, user)
     message = await sync_to_async(_choose)(conversation, args)
     html = await sync_to_async(render_message)(message)
     event = {"type": "chat.done", "message_id": message.pk, "seq": message.seq, "status": message.status}

@@ -1,5 +1,4 @@
-"""One command per chat operation: send, retry, stop, the branch and compare operations (and tool results, in
-tool_commands.py).
+"""One command per chat operation: send, retry, stop, the branch and compare operations, and tool results.
 
 Each command takes plain values (the user, ids, the posted fields or a frame's, the files), validates them once and
 returns one `Outcome`. The htmx views (views.py, branch_views.py, tool_views.py) and the websocket actions
@@ -10,8 +9,7 @@ and its body is built: before any row is written and before any template is rend
 """
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
 from asgiref.sync import sync_to_async
 from django.db import DatabaseError
@@ -22,81 +20,27 @@ from playground.chat import choices, services
 from playground.chat.composing import uploads_of, waiting_tools
 from playground.chat.forms import ComposerForm
 from playground.chat.models import Conversation, Message
+from playground.chat.outcomes import (
+    INVALID,
+    REFUSED,
+    SENT,
+    UNAVAILABLE,
+    OnSent,
+    Outcome,
+    failed,
+    refused,
+)
 from playground.chat.panel import PanelProblems, apply_panel
+from playground.chat.relay.display import render_message
 from playground.chat.relay.fanout import Tab
-from playground.chat.relay.limits import TooBusy
 from playground.chat.send_cache import SendCache
 from playground.chat.services import branches as operations
 from playground.chat.services import compare as comparisons
 from playground.connections import gate
 from playground.lib import drain
 
-SENT, INVALID, REFUSED, FAILED = "sent", "invalid", "refused", "failed"
-
 NO_CONNECTION = "No connection to send to: add a connection (a provider's base URL and API key) first."
-UNAVAILABLE = {
-    "live_unavailable": (
-        "The live channel (Redis) cannot be reached, so nothing was sent or saved. Your message is still here: "
-        "try again in a moment; if it persists, the operator should check Redis."
-    ),
-    "database_unavailable": (
-        "The database cannot be reached, so nothing was sent or saved. Your message is still here: try again in "
-        "a moment; if it persists, the operator should check the database."
-    ),
-    "draining": (
-        "This server is restarting, so nothing was sent or saved. Your message is still here: send it again in a "
-        "moment."
-    ),
-}
-RETRY_UNAVAILABLE = {
-    "live_unavailable": "The live channel (Redis) cannot be reached; nothing changed. Try again in a moment.",
-    "database_unavailable": "The database cannot be reached; nothing changed. Try again in a moment.",
-    "draining": "This server is restarting; nothing changed. Try again in a moment.",
-}
-
-
-@dataclass
-class Outcome:
-    """What a command did. `kind`: sent (done: `turns` started, `message` changed), invalid (nothing done:
-    `errors` name the field and the limit), refused (nothing done: not this user's, or not possible; `status` as
-    HTTP says it) or failed (nothing done: `problem`, the database or the live channel, is down)."""
-
-    kind: str
-    errors: list[str] = field(default_factory=list)
-    status: int = 200
-    problem: str = ""
-    conversation: Conversation | None = None
-    turns: list[services.Turn] = field(default_factory=list)
-    message: Message | None = None
-    html: str = ""  # the articles a send, a retry or tool results add (the question, the answer's placeholder)
-    notice: str = ""  # compare: which columns do not get the attachments
-    composer: ComposerForm | None = None  # a send's, for the page to show it again with its errors
-    panel: PanelProblems | None = None
-
-    @property
-    def sent(self) -> bool:
-        return self.kind == SENT
-
-    @property
-    def message_ids(self) -> list[int]:
-        """The messages made or shown: a turn's question and answer, each compare column's answer."""
-        ids = [self.message.pk] if self.message is not None else []
-        for turn in self.turns:
-            if turn.user_message is not None and turn.user_message.pk not in ids:
-                ids.append(turn.user_message.pk)
-            ids.append(turn.assistant.pk)
-        return ids
-
-
-def refused(words: str, status: int = 409) -> Outcome:
-    return Outcome(REFUSED, [words], status=status)
-
-
-def failed(problem: str, words: dict = RETRY_UNAVAILABLE) -> Outcome:
-    return Outcome(FAILED, [words[problem]], status=503, problem=problem)
-
-
-OnSent = Callable[[Outcome], Awaitable[None]] | None
+NOT_WAITING = "These tool calls are no longer waiting for results (answered in another tab, or the thread moved on)."
 
 
 async def live_problem() -> str | None:
@@ -207,8 +151,8 @@ def _prepare_send(user, conversation_id, fields, files, launch, cache, rows: lis
         composer.add_error(None, refusal.message)
         outcome.errors = errors_of(composer, panel)
         return outcome
-    turn.assistant_html = services.render_message(turn.assistant)
-    html = services.render_message(turn.user_message) + turn.assistant_html
+    turn.assistant_html = render_message(turn.assistant)
+    html = render_message(turn.user_message) + turn.assistant_html
     return Outcome(SENT, conversation=conversation, turns=[turn], html=html)
 
 
@@ -258,8 +202,8 @@ def prepare_retry(user, conversation_id: int, message_id, launch=None) -> Outcom
         turn = services.prepare_turn(message.conversation, None, replace=message, launch=launch)
     except gate.Refused as refusal:
         return refused(refusal.message, refusal.status)
-    turn.assistant_html = services.render_message(turn.assistant)
-    html = services.render_message(message) + turn.assistant_html
+    turn.assistant_html = render_message(turn.assistant)
+    html = render_message(message) + turn.assistant_html
     return Outcome(SENT, conversation=message.conversation, turns=[turn], message=message, html=html)
 
 
@@ -336,18 +280,18 @@ def owned_conversation(user, conversation_id: int) -> Conversation | None:
 async def operate(name: str, user, conversation_id: int, args: dict, *, tab: str = "", files=(), options="") -> Outcome:
     """A branch or compare operation (OPERATIONS); the other tabs then fetch the selected path again (`tab`: the
     tab that asked, which needs not). `files` (compare only): the composer's, sent to each column that takes them."""
-    if name in LIVE and (problem := await live_problem()):
-        return failed(problem)
-    conversation = await sync_to_async(owned_conversation)(user, conversation_id)
+    conversation = await sync_to_async(owned_conversation)(user, conversation_id)  # the one ownership check
     if conversation is None:
         return refused("No such conversation.", 404)
+    if name in LIVE and (problem := await live_problem()):
+        return failed(problem)
     try:
         if files:
             args["attachments"] = await sync_to_async(comparisons.clean_uploads)(
                 conversation, args["columns"], files, options
             )
-        result = await OPERATIONS[name](conversation, user, args)
-    except (operations.Refused, TooBusy) as exc:
+        result = await OPERATIONS[name](conversation, args)
+    except operations.Refused as exc:
         return Outcome(INVALID, [str(exc)], status=400, conversation=conversation)
     except gate.Refused as refusal:
         return refused(refusal.message, refusal.status)
@@ -361,4 +305,64 @@ async def operate(name: str, user, conversation_id: int, args: dict, *, tab: str
         outcome.turns = result if isinstance(result, list) else [result]
     if name == "compare":
         outcome.notice = comparisons.left_out(outcome.turns)
+    return outcome
+
+
+# ---------------------------------------------------------------- tool results
+
+RESULT_PREFIX = "result:"
+
+
+def results_of(fields) -> dict:
+    """The result boxes of a tool-calls form: `result:<call id>` → text."""
+    return {
+        key[len(RESULT_PREFIX) :]: value if isinstance(value, str) else ""
+        for key, value in fields.items()
+        if key.startswith(RESULT_PREFIX)
+    }
+
+
+def _pending(user, conversation_id: int, message_id) -> Outcome:
+    """The answer `message_id` (as `message`) if its calls wait for results."""
+    conversation = owned_conversation(user, conversation_id)
+    message_id = message_id_of(message_id)
+    message = conversation and message_id and conversation.messages.filter(pk=message_id, role="assistant").first()
+    if not message:
+        return refused("No such answer.", 404)
+    outcome = Outcome(INVALID, [NOT_WAITING], conversation=conversation, message=message)
+    answer, calls = services.pending_calls(conversation)
+    if calls and answer.pk == message.pk:
+        outcome.kind, outcome.errors = SENT, []
+    return outcome
+
+
+def _articles(conversation: Conversation, message: Message, turn) -> str:
+    rows = [Message.objects.get(pk=message.pk)]
+    rows += list(conversation.messages.filter(role="tool", pk__gt=message.pk, pk__lt=turn.assistant.pk))
+    return "".join(render_message(row) for row in rows) + render_message(turn.assistant)
+
+
+async def tool_results(user, conversation_id: int, message_id, results: dict) -> Outcome:
+    """Answer the tool calls of answer `message_id` (all of them at once) and continue the turn; `html` holds the
+    answer, its `tool` messages and the new answer's placeholder."""
+    try:
+        outcome = await sync_to_async(_pending)(user, conversation_id, message_id)  # the one ownership check
+        if not outcome.sent:
+            return outcome
+        conversation, message = outcome.conversation, outcome.message
+        if problem := await live_problem():
+            unavailable = failed(problem)
+            unavailable.conversation, unavailable.message = conversation, message
+            return unavailable
+        try:
+            turn = await services.submit_tool_results(conversation, results)
+        except services.ToolResultsError as exc:
+            return Outcome(INVALID, [str(exc)], conversation=conversation, message=message)
+        except gate.Refused as refusal:
+            outcome.kind, outcome.errors, outcome.status = REFUSED, [refusal.message], refusal.status
+            return outcome
+        outcome.turns = [turn]
+        outcome.html = await sync_to_async(_articles)(conversation, message, turn)
+    except DatabaseError:
+        return failed("database_unavailable")
     return outcome

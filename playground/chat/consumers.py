@@ -7,10 +7,13 @@ import asyncio
 
 from channels.db import database_sync_to_async
 
-from playground.chat import actions, commands, services
+from playground.chat import actions, commands
 from playground.chat.models import Message
 from playground.chat.relay import fanout
+from playground.chat.relay.display import render_message
 from playground.chat.relay.fanout import LocalFollower
+from playground.chat.relay.publishing import conversation_group
+from playground.chat.relay.recovery import interrupt_orphan, orphan_wait
 from playground.chat.replay import Replay
 from playground.chat.send_cache import SendCache
 from playground.lib.frames import FrameConsumer
@@ -37,7 +40,7 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
             await self.accept()
             await self.close(code=4404)
             return
-        self.group = services.conversation_group(self.conversation_id)
+        self.group = conversation_group(self.conversation_id)
         # Join the group before accepting: once the client sees the socket open, no delta can pass it by.
         fanout.follow(self.group, self)
         await self.channel_layer.group_add(self.group, self.channel_name)
@@ -76,12 +79,12 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
 
     async def recover(self, message: Message) -> Message | None:
         # No generation answered on any process. A live one stamps its row every second: unless the stamp moves
-        # within services.ORPHAN_AFTER of the last one, the generation is gone and the answer ends now.
-        wait = services.orphan_wait(message)
+        # within ORPHAN_AFTER of the last one, the generation is gone and the answer ends now.
+        wait = orphan_wait(message)
         if wait:
             await asyncio.sleep(wait)
         if message.pk in self.waiting:
-            await database_sync_to_async(services.interrupt_orphan)(message)
+            await database_sync_to_async(interrupt_orphan)(message)
         return await self.load_message(message.pk)
 
     # -- events from the channel layer
@@ -118,7 +121,7 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
         await self.send_json({**event, "type": kind})
 
     async def send_stored(self, message: Message) -> None:
-        html = await database_sync_to_async(services.render_message)(message)
+        html = await database_sync_to_async(render_message)(message)
         kind = "error" if message.status == Message.ERROR else "done"
         await self.send_json(
             {"type": kind, "message_id": message.pk, "seq": message.seq, "status": message.status, "html": html}

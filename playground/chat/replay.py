@@ -9,7 +9,9 @@ import asyncio
 
 from playground.chat.models import Message
 from playground.chat.relay import fanout
-from playground.chat.services import SNAPSHOT_TIMEOUT, generation_group, running, snapshot_from_database
+from playground.chat.relay.control import generation_group
+from playground.chat.relay.display import SNAPSHOT_TIMEOUT, snapshot_from_database
+from playground.chat.relay.generation import running
 
 
 class Replay:

@@ -7,19 +7,11 @@ from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
 
 from playground import inputs
-from playground.chat import commands, tool_commands
+from playground.chat import commands, outcomes
 from playground.chat.forms import ChatModelPicker, accept_attribute, chat_params_form
 from playground.chat.models import Message, get_conversation
 from playground.chat.panel import PanelProblems, connections_of
 from playground.chat.panel_views import panel_response
-
-
-def _load(request, pk, mid) -> Message:
-    conversation = get_conversation(request, pk)
-    try:
-        return conversation.messages.get(pk=mid, role="assistant")
-    except Message.DoesNotExist:
-        raise Http404("No such answer.") from None
 
 
 def _refused(request, message: Message, errors: list[str], results: dict, status: int = 200) -> HttpResponse:
@@ -32,13 +24,16 @@ def _refused(request, message: Message, errors: list[str], results: dict, status
 @require_POST
 async def tool_results(request, pk, mid):
     """Answer the tool calls of answer `mid` (all of them at once) and continue the turn."""
-    message = await sync_to_async(_load)(request, pk, mid)
-    results = tool_commands.results_of(request.POST)
-    outcome = await tool_commands.tool_results(await request.auser(), pk, mid, results)
+    results = commands.results_of(request.POST)
+    outcome = await commands.tool_results(await request.auser(), pk, mid, results)
+    if outcome.status == 404:  # anyone else's conversation or answer (the command's one check)
+        raise Http404(outcome.errors[0])
     if not outcome.sent:
+        if outcome.message is None:  # the database is down: no article to show again
+            return HttpResponse(outcome.errors[0], status=outcome.status, content_type="text/plain; charset=utf-8")
         # 200 unless the gate refused, so htmx shows it: the article comes back as it is now, with the words.
-        status = outcome.status if outcome.kind == commands.REFUSED else 200
-        return await sync_to_async(_refused)(request, message, outcome.errors, results, status)
+        status = outcome.status if outcome.kind == outcomes.REFUSED else 200
+        return await sync_to_async(_refused)(request, outcome.message, outcome.errors, results, status)
     if not request.htmx:
         return redirect("chat:conversation", pk=pk)
     return HttpResponse(outcome.html)

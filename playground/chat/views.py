@@ -6,7 +6,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigger_client_event
 
-from playground.chat import branches, commands, services
+from playground.chat import branches, commands, outcomes, services
 from playground.chat.composing import start_picker
 from playground.chat.forms import (
     ComposerForm,
@@ -15,6 +15,7 @@ from playground.chat.forms import (
 )
 from playground.chat.models import Attachment, Conversation, Message, get_conversation
 from playground.chat.panel_views import panel_context, panel_response
+from playground.chat.relay.recovery import mark_interrupted
 from playground.lib import downloads, files
 
 LIST_LIMIT = 100
@@ -27,7 +28,7 @@ def _page(request, conversation=None, **extra) -> dict:
     query = request.GET.get("q", "")
     thread = []
     if conversation is not None:
-        services.mark_interrupted(conversation)
+        mark_interrupted(conversation)
         thread = branches.thread(conversation)
     panel = panel_context(request, conversation, thread)
     context = {
@@ -129,7 +130,7 @@ def _invalid(request, conversation, composer, problems) -> HttpResponse:
     return response
 
 
-def _unavailable(request, conversation: Conversation | None, outcome: commands.Outcome) -> HttpResponse:
+def _unavailable(request, conversation: Conversation | None, outcome: outcomes.Outcome) -> HttpResponse:
     """Nothing was saved: htmx gets the composer back with the words and the typed text; others a JSON error."""
     if not request.htmx:
         return JsonResponse({"error": {"type": outcome.problem, "message": outcome.errors[0]}}, status=503)
@@ -152,11 +153,11 @@ def _unavailable(request, conversation: Conversation | None, outcome: commands.O
     return reswap(retarget(response, "#composer"), "outerHTML")
 
 
-async def _send(request, pk: int | None) -> commands.Outcome | HttpResponse:
+async def _send(request, pk: int | None) -> outcomes.Outcome | HttpResponse:
     """The send command from the POST; its refusals as the page shows them."""
     user = await request.auser()
     outcome = await commands.send(user, pk, request.POST, request.FILES.getlist("attachments"))
-    if outcome.kind == commands.FAILED:
+    if outcome.kind == outcomes.FAILED:
         # The database is down: no conversation to read; the live channel: still a 404 for anyone else's.
         live = pk is not None and outcome.problem == "live_unavailable"
         conversation = await sync_to_async(get_conversation)(request, pk) if live else None
@@ -215,9 +216,9 @@ async def retry(request, pk, mid):
     """Regenerate an answer. The old one stays until the new one is complete (then the done event names it as
     `replaced`); the response holds both articles, which replace the old one in the page."""
     outcome = await commands.retry(await request.auser(), pk, mid)
-    if outcome.kind == commands.FAILED:
+    if outcome.kind == outcomes.FAILED:
         if not request.htmx:
-            words = commands.UNAVAILABLE[outcome.problem]
+            words = outcomes.UNAVAILABLE[outcome.problem]
             return JsonResponse({"error": {"type": outcome.problem, "message": words}}, status=503)
         return HttpResponse(outcome.errors[0], status=503)  # the retry button shows it beside itself
     if outcome.status == 404:

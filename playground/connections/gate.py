@@ -7,12 +7,14 @@ saved for the host it now points at; the user owns it or is still a member of it
 monthly token budgets have something left; one of the connection's concurrency slots is free. Only then is the key
 decrypted, into the Endpoint of a `Pass` that holds a lease (the slot, and the tokens reserved against the
 budgets). Whoever opened it ends it once: `settle()` files the provider's own usage (stop, error and interruption
-included) in the ledger, `release()` gives the reservation back when nothing was spent. A lease whose process died
+included) in the ledger under the pass's purpose, whatever the purpose, `release()` gives the reservation back when
+nothing was spent. A lease whose process died
 stops counting when its heartbeat goes stale (lib/detached.py): a team's lease is a row, a personal connection's an
 entry of slots.py.
 
-The ledger (teams' UsageRecord) and the memberships stay models of the teams app; they are read here through
-`apps.get_model`, so the connections app imports nothing of teams and no feature needs to.
+The tables it reads and writes are its own (connections.models: Team, Membership, Lease, and the ledger's
+UsageRecord, which ledger.py files and sums), so no foreign key, import or lookup by name points up to the teams
+app, and no feature needs to import it.
 
 The rule a budget keeps: a request is admitted while the member's (and the team's) settled usage plus the tokens
 reserved by requests in flight is below the budget, and it then reserves its own estimate. So a request in flight
@@ -23,18 +25,16 @@ import asyncio
 import json
 import logging
 from contextlib import asynccontextmanager
-from datetime import timedelta
 
 from asgiref.sync import sync_to_async
-from django.apps import apps
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Sum
 from django.utils import timezone
 
 from playground.connections import crypto, slots
-from playground.connections.models import Connection, Lease, origin_of
+from playground.connections.ledger import PURPOSE_LENGTH, live_leases, record, resets, tokens_this_month
+from playground.connections.models import Connection, Lease, Membership, Team, origin_of
 from playground.lib import detached, metrics
 from playground.upstream.client import Endpoint
 from playground.upstream.errors import UpstreamError
@@ -44,7 +44,6 @@ log = logging.getLogger(__name__)
 KIND = "lease"  # leases in the background-work registry: this process stamps the heartbeat of its own
 CHARS_PER_TOKEN = 4  # the prompt's size in tokens, estimated from its JSON (the reservation, not the bill)
 SLOT_POLL = 0.25  # seconds between two looks for a free slot
-LEDGER_KINDS = ("chat", "rerank", "speech", "batch")  # the purposes filed in a team's usage (others only hold a slot)
 
 
 TEAM_REASONS = ("member", "revoked", "budget", "team_budget")
@@ -74,108 +73,6 @@ class Refused(UpstreamError):
     @property
     def retryable(self) -> bool:
         return self.reason == "busy"
-
-
-# ---------------------------------------------------------------- the ledger (teams' models, read by name)
-
-
-def _model(name: str):
-    return apps.get_model("teams", name)
-
-
-def month_start(now=None):
-    now = timezone.localtime(now or timezone.now())
-    return now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-
-
-def next_month(start):
-    return (start.replace(day=28) + timedelta(days=4)).replace(day=1)
-
-
-def _resets() -> str:
-    return next_month(month_start()).strftime("%-d %B %Y")
-
-
-def settled_tokens(team_id: int, user_id: int | None = None) -> int:
-    """Prompt + completion tokens filed this month on the team (by one member, when given)."""
-    rows = _model("UsageRecord").objects.filter(team_id=team_id, created__gte=month_start())
-    if user_id is not None:
-        rows = rows.filter(user_id=user_id)
-    totals = rows.aggregate(prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"))
-    return (totals["prompt"] or 0) + (totals["completion"] or 0)
-
-
-def live_leases():
-    """Leases whose process still stamps them."""
-    return Lease.objects.filter(heartbeat__gte=timezone.now() - timedelta(seconds=detached.stale_seconds()))
-
-
-def reserved_tokens(team_id: int, user_id: int | None = None) -> int:
-    rows = live_leases().filter(team_id=team_id)
-    if user_id is not None:
-        rows = rows.filter(user_id=user_id)
-    return rows.aggregate(tokens=Sum("tokens"))["tokens"] or 0
-
-
-def tokens_this_month(team_id: int, user_id: int | None = None) -> int:
-    """What counts against a budget now: the settled usage and the reservations of the requests in flight."""
-    return settled_tokens(team_id, user_id) + reserved_tokens(team_id, user_id)
-
-
-def _tokens(usage: dict | None) -> dict:
-    usage = usage if isinstance(usage, dict) else {}
-    details = usage.get("completion_tokens_details") or {}
-    return {
-        "prompt_tokens": _int(usage.get("prompt_tokens")),
-        "completion_tokens": _int(usage.get("completion_tokens")),
-        "reasoning_tokens": _int(details.get("reasoning_tokens") if isinstance(details, dict) else 0),
-    }
-
-
-def _int(value) -> int:
-    return value if isinstance(value, int) and value > 0 else 0
-
-
-def record(
-    connection_id,
-    user_id,
-    kind: str,
-    *,
-    model: str = "",
-    usage: dict | None = None,
-    status: str = "ok",
-    audio_characters: int = 0,
-    documents: int = 0,
-):
-    """File one request through a team connection in the ledger with the provider's own usage (nothing for any
-    other connection). `usage` is chat's usage object; rerank passes rerank_usage(meta)."""
-    if not connection_id or not user_id:
-        return None
-    team_id = Connection.objects.filter(pk=connection_id).values_list("team_id", flat=True).first()
-    user = get_user_model().objects.filter(pk=user_id).first()
-    if team_id is None or user is None:
-        return None
-    return _model("UsageRecord").objects.create(
-        team_id=team_id,
-        connection_id=connection_id,
-        user=user,
-        username=user.get_username(),
-        kind=kind,
-        model=model[:200],
-        status=status[:16],
-        audio_characters=audio_characters,
-        documents=documents,
-        **_tokens(usage),
-    )
-
-
-arecord = sync_to_async(record)
-
-
-def rerank_usage(meta: dict | None) -> dict:
-    """Rerank's meta.tokens as chat-style usage (input → prompt, output → completion)."""
-    tokens = (meta or {}).get("tokens") or {}
-    return {"prompt_tokens": tokens.get("input_tokens"), "completion_tokens": tokens.get("output_tokens")}
 
 
 # ---------------------------------------------------------------- the pass
@@ -211,10 +108,7 @@ class Pass:
             return
         with transaction.atomic():
             _give_back(self.lease_id)
-            if self.purpose in LEDGER_KINDS:
-                record(
-                    self.connection.pk, self.user_id, self.purpose, model=model, usage=usage, status=status, **figures
-                )
+            record(self.connection.pk, self.user_id, self.purpose, model=model, usage=usage, status=status, **figures)
 
     def release(self) -> None:
         """Nothing was sent (or nothing will be filed for it): give back the slot and the reservation."""
@@ -257,7 +151,7 @@ def estimate(body: dict | None) -> int:
 def _locked(connection: Connection) -> Connection | None:
     """A team connection read again under the team's row lock (its budget is on it), which serialises every open
     on the team."""
-    team = _model("Team").objects.select_for_update().filter(pk=connection.team_id).first()
+    team = Team.objects.select_for_update().filter(pk=connection.team_id).first()
     current = Connection.objects.filter(pk=connection.pk, team_id=connection.team_id).first()
     if current is not None:
         current.team = team
@@ -276,7 +170,7 @@ def _check(connection: Connection, user_id, name: str) -> None:
         if connection.owner_id != user_id:
             raise Refused("member", f"The connection “{name}” is not {_username(user_id)}'s, so nothing was sent.")
     else:
-        membership = _model("Membership").objects.filter(team=team, user_id=user_id).first()
+        membership = Membership.objects.filter(team=team, user_id=user_id).first()
         if membership is None:
             raise Refused(
                 "member",
@@ -309,7 +203,7 @@ def _check_budgets(team, membership, user_id) -> None:
                 "budget",
                 f"Your monthly token budget on {team.name} is used up ({used:,} of {budget:,} tokens this month "
                 f"by {_username(user_id)}, requests in flight included), so nothing was sent. It resets on "
-                f"{_resets()}; an owner or admin of {team.name} can raise it.",
+                f"{resets()}; an owner or admin of {team.name} can raise it.",
             )
     if team.monthly_token_budget is not None:
         used = tokens_this_month(team.pk)
@@ -318,7 +212,7 @@ def _check_budgets(team, membership, user_id) -> None:
                 "team_budget",
                 f"The monthly token budget of the team {team.name} is used up ({used:,} of "
                 f"{team.monthly_token_budget:,} tokens this month, all members, requests in flight included), so "
-                f"nothing was sent by {_username(user_id)}. It resets on {_resets()}; the owner of {team.name} can "
+                f"nothing was sent by {_username(user_id)}. It resets on {resets()}; the owner of {team.name} can "
                 "raise it.",
             )
 
@@ -379,7 +273,7 @@ def _take(connection: Connection, user_id, purpose: str, reserve: int) -> tuple[
     if in_use >= current.slots:
         raise _busy(name, in_use, current.slots)
     lease = Lease.objects.create(
-        connection=current, user_id=user_id, team_id=current.team_id, purpose=purpose[:16], tokens=reserve
+        connection=current, user_id=user_id, team_id=current.team_id, purpose=purpose[:PURPOSE_LENGTH], tokens=reserve
     )
     return current, lease.pk
 

@@ -1,6 +1,5 @@
 from urllib.parse import urlsplit
 
-from django.apps import apps
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -10,12 +9,103 @@ from django.utils.module_loading import import_string
 
 from playground.connections import crypto
 
-MANAGER_ROLES = ("owner", "admin")
+# ---------------------------------------------------------------- the gate's policy tables
+# Teams, their members' roles and budgets, and the ledger: what the gate reads and writes on every open and settle,
+# so they live on its floor (the teams app above keeps the invites, the audit log and the pages). They keep the
+# tables they had in the teams app (connections 0007 moved them without copying a row).
+
+OWNER, ADMIN, MEMBER = "owner", "admin", "member"
+ROLES = [(OWNER, "Owner"), (ADMIN, "Admin"), (MEMBER, "Member")]
+MANAGERS = (OWNER, ADMIN)
+
+
+class TeamQuerySet(models.QuerySet):
+    def for_user(self, user):
+        return self.filter(memberships__user=user)
+
+
+class Team(models.Model):
+    name = models.CharField(max_length=100)
+    monthly_token_budget = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Tokens (prompt + completion) all members together may use per calendar month."
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    objects = TeamQuerySet.as_manager()
+
+    class Meta:
+        db_table = "teams_team"
+        ordering = ["name", "pk"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def owner(self):
+        membership = self.memberships.filter(role=OWNER).select_related("user").first()
+        return membership.user if membership else None
+
+    def membership_of(self, user) -> "Membership | None":
+        if not user or not user.is_authenticated:
+            return None
+        return self.memberships.filter(user=user).first()
+
+
+class Membership(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="team_memberships")
+    role = models.CharField(max_length=8, choices=ROLES, default=MEMBER)
+    monthly_token_budget = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Tokens (prompt + completion) this member may use per calendar month."
+    )
+    joined = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "teams_membership"
+        ordering = ["joined", "pk"]
+        constraints = [models.UniqueConstraint(fields=["team", "user"], name="one_membership_per_team")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team} ({self.role})"
+
+    @property
+    def manages(self) -> bool:
+        return self.role in MANAGERS
+
+
+class UsageRecord(models.Model):
+    """One request through a team connection, with the provider's own usage figures (ledger.py files it)."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="usage")
+    connection = models.ForeignKey("Connection", null=True, on_delete=models.SET_NULL, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    username = models.CharField(max_length=150)
+    kind = models.CharField(max_length=16, help_text="The purpose the gate was opened for (chat, rerank, ...).")
+    model = models.CharField(max_length=200, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    reasoning_tokens = models.PositiveIntegerField(default=0)
+    audio_characters = models.PositiveIntegerField(default=0)
+    documents = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=16)
+    created = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        db_table = "teams_usagerecord"
+        ordering = ["-created", "-pk"]
+        indexes = [models.Index(fields=["team", "user", "created"], name="teams_usage_team_id_11cd61_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.username} {self.kind} {self.model} ({self.status})"
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
 
 
 def _team_ids(user, roles=None):
-    """The teams `user` belongs to (with one of `roles`, if given); the teams app owns the memberships."""
-    memberships = apps.get_model("teams", "Membership").objects.filter(user=user)
+    """The teams `user` belongs to (with one of `roles`, if given)."""
+    memberships = Membership.objects.filter(user=user)
     if roles:
         memberships = memberships.filter(role__in=roles)
     return memberships.values("team_id")
@@ -35,7 +125,7 @@ class ConnectionQuerySet(models.QuerySet):
     def managed_by(self, user):
         """The connections `user` may edit, test, delete and refresh: their own, and their teams' when they are an
         owner or admin of the team (a member only uses a team connection)."""
-        mine = self.filter(Q(owner=user, team=None) | Q(team_id__in=_team_ids(user, MANAGER_ROLES)))
+        mine = self.filter(Q(owner=user, team=None) | Q(team_id__in=_team_ids(user, MANAGERS)))
         return mine if settings.LOCAL_API else mine.exclude(is_local=True)
 
 
@@ -67,8 +157,8 @@ class Connection(models.Model):
     idle_timeout = models.PositiveIntegerField(
         "Idle timeout (s)", default=60, help_text="How long a started answer may send nothing before giving up."
     )
-    # A team connection (playground.teams): the team's members use it and never see its key; `owner` is who added it.
-    team = models.ForeignKey("teams.Team", null=True, blank=True, on_delete=models.CASCADE, related_name="connections")
+    # A team connection: the team's members use it and never see its key; `owner` is who added it.
+    team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.CASCADE, related_name="connections")
     revoked = models.BooleanField(default=False, help_text="A revoked team connection is offered to nobody.")
     # The scheme://host:port the key was entered for: the gate sends it nowhere else (see gate.py).
     key_origin = models.CharField(max_length=300, blank=True)
@@ -154,7 +244,7 @@ class Lease(models.Model):
 
     connection = models.ForeignKey(Connection, on_delete=models.CASCADE, related_name="leases")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    team = models.ForeignKey("teams.Team", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     purpose = models.CharField(max_length=16)
     tokens = models.PositiveIntegerField(default=0)
     created = models.DateTimeField(default=timezone.now)

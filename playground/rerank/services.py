@@ -2,7 +2,7 @@ import dataclasses
 
 from playground.catalog.models import CatalogModel
 from playground.catalog.params import RERANK_PARAMS, params_for
-from playground.connections import gate
+from playground.connections import gate, ledger
 from playground.rerank.models import RerankRun
 from playground.upstream import client
 from playground.upstream.errors import UpstreamError
@@ -45,7 +45,7 @@ async def create_run(
             await ticket.asettle(model=model, documents=len(documents), status=f"error {error.status or error.kind}")
             raise
         meta = result.data.get("meta") or {}
-        await ticket.asettle(model=model, usage=gate.rerank_usage(meta), documents=len(documents))
+        await ticket.asettle(model=model, usage=ledger.rerank_usage(meta), documents=len(documents))
     return await RerankRun.objects.acreate(
         owner=owner,
         connection=connection,

@@ -86,7 +86,7 @@ class Share(models.Model):
     titled = models.BooleanField(default=False, help_text="The owner chose the title: an update keeps it.")
     visibility = models.CharField(max_length=16, choices=VISIBILITIES, default=ANYONE)
     # With visibility "team": the team whose members (only) may open the link; its library lists it.
-    team = models.ForeignKey("teams.Team", null=True, blank=True, on_delete=models.CASCADE, related_name="shares")
+    team = models.ForeignKey("connections.Team", null=True, blank=True, on_delete=models.CASCADE, related_name="shares")
     expires = models.DateTimeField(null=True, blank=True)
     live = models.BooleanField(default=False, help_text="Viewers follow new turns and answers as they stream.")
     content = models.JSONField(default=dict)

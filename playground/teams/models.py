@@ -1,4 +1,5 @@
-"""Teams: members with a role, invite links, team connections' usage and budgets, and the audit log."""
+"""Teams: invite links and the audit log; the teams, their members' roles and budgets and the ledger are the gate's
+(connections.models), used here by the pages."""
 
 import secrets
 from datetime import timedelta
@@ -9,9 +10,35 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
-OWNER, ADMIN, MEMBER = "owner", "admin", "member"
-ROLES = [(OWNER, "Owner"), (ADMIN, "Admin"), (MEMBER, "Member")]
-MANAGERS = (OWNER, ADMIN)
+# The gate's policy tables live on its floor (connections.models); the teams pages, invites and audit log use them.
+from playground.connections.models import (
+    ADMIN,
+    MANAGERS,
+    MEMBER,
+    OWNER,
+    ROLES,
+    Membership,
+    Team,
+    TeamQuerySet,
+    UsageRecord,
+)
+
+__all__ = [
+    "ADMIN",
+    "MANAGERS",
+    "MEMBER",
+    "OWNER",
+    "ROLES",
+    "AuditEvent",
+    "Invite",
+    "Membership",
+    "Team",
+    "TeamQuerySet",
+    "UsageRecord",
+    "audit",
+    "get_managed_team",
+    "get_team",
+]
 
 INVITE_EXPIRIES = [
     ("1h", "1 hour", timedelta(hours=1)),
@@ -20,58 +47,6 @@ INVITE_EXPIRIES = [
 ]
 INVITE_EXPIRY_CHOICES = [(key, label) for key, label, _ in INVITE_EXPIRIES]
 INVITE_DELTAS = {key: delta for key, _, delta in INVITE_EXPIRIES}
-
-
-class TeamQuerySet(models.QuerySet):
-    def for_user(self, user):
-        return self.filter(memberships__user=user)
-
-
-class Team(models.Model):
-    name = models.CharField(max_length=100)
-    monthly_token_budget = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Tokens (prompt + completion) all members together may use per calendar month."
-    )
-    created = models.DateTimeField(auto_now_add=True)
-
-    objects = TeamQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["name", "pk"]
-
-    def __str__(self) -> str:
-        return self.name
-
-    @property
-    def owner(self):
-        membership = self.memberships.filter(role=OWNER).select_related("user").first()
-        return membership.user if membership else None
-
-    def membership_of(self, user) -> "Membership | None":
-        if not user or not user.is_authenticated:
-            return None
-        return self.memberships.filter(user=user).first()
-
-
-class Membership(models.Model):
-    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="team_memberships")
-    role = models.CharField(max_length=8, choices=ROLES, default=MEMBER)
-    monthly_token_budget = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Tokens (prompt + completion) this member may use per calendar month."
-    )
-    joined = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["joined", "pk"]
-        constraints = [models.UniqueConstraint(fields=["team", "user"], name="one_membership_per_team")]
-
-    def __str__(self) -> str:
-        return f"{self.user} in {self.team} ({self.role})"
-
-    @property
-    def manages(self) -> bool:
-        return self.role in MANAGERS
 
 
 def new_token() -> str:
@@ -110,37 +85,6 @@ class Invite(models.Model):
         if self.expires <= timezone.now():
             return "expired"
         return "open"
-
-
-class UsageRecord(models.Model):
-    """One request through a team connection, with the provider's own usage figures."""
-
-    KINDS = [("chat", "Chat"), ("rerank", "Rerank"), ("speech", "Speech"), ("batch", "Batch")]
-
-    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="usage")
-    connection = models.ForeignKey("connections.Connection", null=True, on_delete=models.SET_NULL, related_name="+")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    username = models.CharField(max_length=150)
-    kind = models.CharField(max_length=8, choices=KINDS)
-    model = models.CharField(max_length=200, blank=True)
-    prompt_tokens = models.PositiveIntegerField(default=0)
-    completion_tokens = models.PositiveIntegerField(default=0)
-    reasoning_tokens = models.PositiveIntegerField(default=0)
-    audio_characters = models.PositiveIntegerField(default=0)
-    documents = models.PositiveIntegerField(default=0)
-    status = models.CharField(max_length=16)
-    created = models.DateTimeField(default=timezone.now, db_index=True)
-
-    class Meta:
-        ordering = ["-created", "-pk"]
-        indexes = [models.Index(fields=["team", "user", "created"])]
-
-    def __str__(self) -> str:
-        return f"{self.username} {self.kind} {self.model} ({self.status})"
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
 
 
 class AuditEvent(models.Model):

@@ -8,8 +8,8 @@ from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from playground.asgi import application
-from playground.chat import services
 from playground.chat.models import Conversation, Message
+from playground.chat.relay.generation import running
 from playground.connections.models import Connection
 
 ORIGIN = [(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1")]
@@ -49,7 +49,7 @@ async def receive_until_final(communicator, message_id, timeout=30):
 
 async def finish(message_id, timeout=30):
     """Wait for this process's generation of the message to end; returns the saved message."""
-    generation = services.running(message_id)
+    generation = running(message_id)
     if generation is not None:
         await asyncio.wait_for(asyncio.shield(generation.task), timeout)
     return await Message.objects.aget(pk=message_id)

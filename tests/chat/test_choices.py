@@ -9,6 +9,7 @@ from django.urls import reverse
 from playground.chat import services
 from playground.chat.choices import choice_count, other_choices
 from playground.chat.models import Message
+from playground.chat.relay.display import render_message, snapshot_from_database
 from tests.chat.conftest import connect, receive_until_final
 
 pytestmark = [
@@ -45,7 +46,7 @@ def test_a_snapshot_from_the_database_holds_the_choices(make_conversation):
     message = Message.objects.create(
         conversation=conversation, role="assistant", status=Message.STREAMING, content="a", choices=["b", "c"]
     )
-    snapshot = async_to_sync(services.snapshot_from_database)(message)
+    snapshot = async_to_sync(snapshot_from_database)(message)
     assert snapshot["choices"] == ["b", "c"]
 
 
@@ -56,7 +57,7 @@ def test_tabs_are_rendered_for_the_requested_n_before_any_text_arrives(make_conv
     )
     assert choice_count(message) == 3
     assert [c["number"] for c in other_choices(message)] == [2, 3]
-    html = services.render_message(message)
+    html = render_message(message)
     assert html.count('role="tab"') == 3 and "Continue with this one" not in html
 
 
@@ -68,7 +69,7 @@ def test_choice_markdown_is_sanitized(make_conversation):
         content="ok",
         choices=["<script>alert(1)</script> [x](javascript:alert(1)) $\\href{javascript:alert(2)}{y}$ **b**"],
     )
-    html = services.render_message(message)
+    html = render_message(message)
     assert "<script" not in html and 'href="javascript' not in html
     assert "<strong>b</strong>" in html and '<span class="math math-inline">' in html
 

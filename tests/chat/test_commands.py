@@ -6,7 +6,7 @@ import pytest
 from django.http import QueryDict
 from django.urls import reverse
 
-from playground.chat import actions, commands
+from playground.chat import actions, commands, outcomes
 from playground.chat.models import Message
 
 pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]  # conversations on the Local connection
@@ -48,7 +48,7 @@ def test_a_send_by_form_and_by_socket_makes_the_same_rows_and_the_same_body(alic
     frame = actions.form_fields({"action": "send", "id": "s1", **QueryDict(FIELDS).dict()})
     framed = actions._prepare_send(ctx, frame, launcher(socket_calls))
 
-    assert posted.kind == framed.kind == commands.SENT
+    assert posted.kind == framed.kind == outcomes.SENT
     assert form_calls == socket_calls and len(form_calls) == 1
     assert form_calls[0]["temperature"] == 0.3 and form_calls[0]["max_tokens"] == 50
     assert rows(by_form) == rows(by_socket) and [r[0] for r in rows(by_form)] == ["user", "assistant"]
@@ -76,7 +76,7 @@ def test_an_invalid_send_is_refused_by_either_door_with_the_same_words_and_nothi
     fields = QueryDict("content=hello&temperature=7")
     posted = commands.prepare_send(alice, conversation.pk, fields, [], launcher([]))
     framed = actions._prepare_send(actions.Context(alice, conversation.pk, None), fields, launcher([]))
-    assert posted.kind == framed.kind == commands.INVALID
+    assert posted.kind == framed.kind == outcomes.INVALID
     assert posted.errors == framed.errors and any(e.startswith("temperature") for e in posted.errors)
     assert not Message.objects.filter(conversation=conversation).exists()
 

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_bad_columns_are_refused_naming_the_column(make_conversation, columns, words):
     conversation = make_conversation()
     with pytest.raises(Refused) as refused:
-        async_to_sync(compare.start)(conversation, conversation.owner, {"content": "hi", "columns": columns})
+        async_to_sync(compare.start)(conversation, {"content": "hi", "columns": columns})
     assert words in str(refused.value)
     assert not conversation.messages.exists()
 
@@ -38,5 +38,5 @@ def test_a_comparison_over_the_users_limit_starts_nothing(make_conversation, mon
     conversation = make_conversation()
     columns = [{"model": "local/chat"}] * 4
     with pytest.raises(limits.TooBusy, match="the limit is 3 at once"):
-        async_to_sync(compare.start)(conversation, conversation.owner, {"content": "hi", "columns": columns})
+        async_to_sync(compare.start)(conversation, {"content": "hi", "columns": columns})
     assert not conversation.messages.exists()

@@ -7,6 +7,8 @@ from channels.layers import get_channel_layer
 from playground.chat import services
 from playground.chat.models import Message
 from playground.chat.relay import fanout
+from playground.chat.relay.control import generation_group
+from playground.chat.relay.generation import LIVE_LOST_NOTICE, running
 from tests.chat.conftest import connect, finish, receive_until_final
 from tests.waiting import until
 
@@ -28,7 +30,7 @@ async def test_a_failing_channel_layer_costs_the_live_view_not_the_answer(live_s
     assert message.status == "complete" and len(message.content.split()) >= 90
     assert message.usage["completion_tokens"] > 0
     assert generation.live_lost
-    assert services.running(turn.assistant.pk) is None
+    assert running(turn.assistant.pk) is None
 
 
 async def test_done_is_announced_after_the_row_is_final_with_a_notice_when_deltas_were_lost(
@@ -56,7 +58,7 @@ async def test_done_is_announced_after_the_row_is_final_with_a_notice_when_delta
     await ws.disconnect()
 
     assert seen["status"] == "complete"
-    assert events[-1]["type"] == "done" and events[-1]["notice"] == services.LIVE_LOST_NOTICE
+    assert events[-1]["type"] == "done" and events[-1]["notice"] == LIVE_LOST_NOTICE
 
 
 async def test_a_stopped_generation_releases_its_channel_and_its_registry_entry(live_server, make_conversation):
@@ -67,8 +69,8 @@ async def test_a_stopped_generation_releases_its_channel_and_its_registry_entry(
     await services.request_stop(turn.assistant.pk)
     message = await finish(turn.assistant.pk)
     assert message.status == "stopped" and message.content
-    assert services.running(turn.assistant.pk) is None
+    assert running(turn.assistant.pk) is None
     assert generation.work.done()
     groups = getattr(get_channel_layer(), "groups", None)  # the in-memory layer shows its groups
     if groups is not None:
-        assert not groups.get(services.generation_group(turn.assistant.pk))
+        assert not groups.get(generation_group(turn.assistant.pk))

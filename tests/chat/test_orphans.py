@@ -8,8 +8,10 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.utils import timezone
 
-from playground.chat import services
 from playground.chat.models import Message
+from playground.chat.relay.display import SNAPSHOT_TIMEOUT
+from playground.chat.relay.generation import KIND
+from playground.chat.relay.recovery import ORPHAN_AFTER, interrupt_orphan, orphan_wait
 from playground.chat.relay.usage import estimated_usage
 from playground.lib import detached
 from tests.chat.conftest import connect
@@ -33,14 +35,14 @@ def streaming(conversation, age: float, **fields) -> Message:
 def test_an_unstamped_row_is_an_orphan_and_a_stamped_one_is_not(make_conversation):
     conversation = make_conversation()
     old = streaming(conversation, 30)
-    assert services.orphan_wait(old) == 0
-    assert services.interrupt_orphan(old) is True
+    assert orphan_wait(old) == 0
+    assert interrupt_orphan(old) is True
     assert Message.objects.get(pk=old.pk).status == Message.INTERRUPTED
 
     young = streaming(conversation, 0.5)
-    assert 1.0 < services.orphan_wait(young) <= services.ORPHAN_AFTER
+    assert 1.0 < orphan_wait(young) <= ORPHAN_AFTER
     Message.objects.filter(pk=young.pk).update(heartbeat=timezone.now())  # its generation flushed meanwhile
-    assert services.interrupt_orphan(young) is False
+    assert interrupt_orphan(young) is False
     assert Message.objects.get(pk=young.pk).status == Message.STREAMING
 
 
@@ -48,11 +50,11 @@ def test_a_generation_of_this_process_is_never_an_orphan(make_conversation):
     conversation = make_conversation()
     message = streaming(conversation, 30)
     marker = object()
-    detached.track(services.KIND, message.pk, marker)
+    detached.track(KIND, message.pk, marker)
     try:
-        assert services.interrupt_orphan(message) is False
+        assert interrupt_orphan(message) is False
     finally:
-        detached.untrack(services.KIND, message.pk, marker)
+        detached.untrack(KIND, message.pk, marker)
     assert Message.objects.get(pk=message.pk).status == Message.STREAMING
 
 
@@ -68,7 +70,7 @@ async def test_a_subscribe_ends_a_recently_stamped_orphan_once_its_stamp_is_over
     assert event["type"] == "done" and 'data-status="interrupted"' in event["html"]
     assert "<strong>an</strong>" in event["html"]
     # Not after the heartbeat sweep (10 s): as soon as a live generation would have stamped the row again.
-    assert services.SNAPSHOT_TIMEOUT <= elapsed < services.ORPHAN_AFTER + 0.5
+    assert SNAPSHOT_TIMEOUT <= elapsed < ORPHAN_AFTER + 0.5
 
 
 def test_the_estimated_usage_counts_deltas_and_the_prompt():

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from playground.chat import branches, panel_views, render_cache, services
 from playground.chat.models import Attachment, Message
+from playground.chat.relay.display import render_message
 
 pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
 
@@ -143,7 +144,7 @@ def test_a_remembered_article_is_the_html_a_fresh_render_gives(pair):
         params={"n": 2}, choices=["Four, in words."], status=Message.INTERRUPTED, trace_id="trace-7", total_ms=900
     )
     for message in branches.thread(conversation):
-        fresh = services.render_message(message)
+        fresh = render_message(message)
         assert render_cache.article(message) == fresh  # rendered, then remembered
         assert render_cache.article(message) == fresh  # from memory
 

@@ -7,7 +7,7 @@ from asgiref.sync import sync_to_async
 from playground.catalog.models import CatalogModel
 from playground.chat import services
 from playground.chat.models import Conversation
-from playground.chat.services import render_message
+from playground.chat.relay.display import render_message
 from playground.connections.models import Connection
 from tests.catalog.tiny_provider import TinyProvider
 from tests.chat.conftest import finish

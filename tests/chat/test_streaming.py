@@ -9,6 +9,8 @@ from django.utils import timezone
 
 from playground.chat import services
 from playground.chat.models import Message
+from playground.chat.relay.generation import running
+from playground.chat.relay.recovery import mark_interrupted
 from tests.chat.conftest import connect, finish, receive_until_final, stream_statuses
 from tests.waiting import until
 
@@ -46,7 +48,7 @@ async def test_deltas_arriving_within_a_frame_are_coalesced(live_server, alice, 
     conversation = await sync_to_async(make_conversation)()
     ws = await connect(conversation.pk, alice)
     turn = await services.send(conversation, "write 1500 words about mountains", headers=UNLIMITED)
-    generation = services.running(turn.assistant.pk)
+    generation = running(turn.assistant.pk)
     events = await receive_until_final(ws, turn.assistant.pk)
     await ws.disconnect()
 
@@ -67,7 +69,7 @@ async def test_stop_closes_the_upstream_connection_and_keeps_the_partial_answer(
         event = await ws.receive_json_from(timeout=10)
         if event["type"] == "delta":
             received += event["text"]
-    trace_id = services.running(mid).trace_id
+    trace_id = running(mid).trace_id
     await ws.send_json_to({"type": "stop", "message_id": mid})
     events = await receive_until_final(ws, mid, timeout=5)
     await ws.disconnect()
@@ -191,7 +193,7 @@ def test_the_sweep_marks_only_stale_streaming_messages(alice, make_conversation)
     fresh = Message.objects.create(
         conversation=conversation, role="assistant", status="streaming", heartbeat=timezone.now()
     )
-    assert services.mark_interrupted() == 1
+    assert mark_interrupted() == 1
     stale.refresh_from_db()
     fresh.refresh_from_db()
     assert (stale.status, fresh.status) == ("interrupted", "streaming")

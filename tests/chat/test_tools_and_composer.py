@@ -3,12 +3,11 @@
 import json
 
 import pytest
-from asgiref.sync import sync_to_async
+from asgiref.sync import async_to_sync, sync_to_async
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.http import Http404
 from django.urls import reverse
 
-from playground.chat import services
+from playground.chat import commands, outcomes, services
 from playground.chat.forms import Upload
 from playground.chat.models import Attachment, Conversation, Message
 from playground.connections.models import Connection
@@ -119,8 +118,8 @@ def test_bob_cannot_answer_alices_tool_calls(bob_client, bob, make_conversation)
         reverse("chat:tool_results", args=[conversation.pk, answer.pk]), {"result:call_a": "x"}, headers=HTMX
     )
     assert response.status_code == 404
-    with pytest.raises(Http404):
-        services.prepare_tool_results(conversation, bob, {"call_a": "x"})
+    outcome = async_to_sync(commands.tool_results)(bob, conversation.pk, answer.pk, {"call_a": "x"})
+    assert (outcome.kind, outcome.status) == (outcomes.REFUSED, 404)  # the command's one ownership check
     assert not conversation.messages.filter(role="tool").exists()
 
 

@@ -7,6 +7,7 @@ from django.urls import reverse
 
 from playground.chat import branches, services
 from playground.chat.models import Conversation, Message
+from playground.chat.relay.generation import running
 from tests.chat.conftest import connect, finish
 from tests.waiting import until
 
@@ -302,7 +303,7 @@ async def test_the_stop_view_stops_a_running_answer(live_server, alice, async_cl
     conversation = await sync_to_async(make_conversation)()
     await async_client.aforce_login(alice)
     turn = await services.send(conversation, "write 3000 words about the sea")
-    generation = services.running(turn.assistant.pk)
+    generation = running(turn.assistant.pk)
     await until(lambda: generation.seq >= 20, timeout=30, what="twenty deltas")
     response = await async_client.post(
         reverse("chat:stop", args=[conversation.pk, turn.assistant.pk]), headers={"HX-Request": "true"}

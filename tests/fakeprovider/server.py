@@ -15,8 +15,8 @@ API made other choices:
 
 Tests steer it through `FakeProvider.state` (shared with the server threads): `fail` makes every chat request
 fail with that status, `reject_stream_options` refuses `stream_options` with a 400 naming the field, `strict`
-refuses the parameters OpenAI does not have (`top_k`, `min_p`, ...) the same way, and `requests` records every
-request received.
+refuses the parameters OpenAI does not have (`top_k`, `min_p`, ...) the same way, `requests` records every
+request received and `billed` what each answer said it used (a chat's usage, a rerank's tokens, a clip's characters).
 """
 
 import json
@@ -61,6 +61,7 @@ class State:
     error_mid_stream: bool = False  # a stream breaks off after its first word with an error chunk quoting the key
     delay: float = 0.005  # seconds between streamed chunks, so a stream is seen growing
     requests: list[dict] = field(default_factory=list)
+    billed: list[dict] = field(default_factory=list)  # what each answer reported it used (tokens, characters)
 
     def bodies(self, path: str) -> list[dict]:
         return [r["body"] for r in self.requests if r["path"] == path]
@@ -129,9 +130,11 @@ def tool_sequence_error(messages: list) -> str | None:
     return None
 
 
-def usage_for(body: dict, completion: str) -> dict:
+def usage_for(body: dict, completion: str, billed: list | None = None) -> dict:
     prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages") or []) + 3
     produced = max(1, len(completion.split()))
+    if billed is not None:
+        billed.append({"prompt_tokens": prompt, "completion_tokens": produced})
     return {
         "prompt_tokens": prompt,
         "completion_tokens": produced,
@@ -292,7 +295,7 @@ class Handler(BaseHTTPRequestHandler):
                 "created": int(time.time()),
                 "model": body["model"],
                 "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
-                "usage": usage_for(body, text or json.dumps([c["arguments"] for c in calls])),
+                "usage": usage_for(body, text or json.dumps([c["arguments"] for c in calls]), self.state.billed),
                 "system_fingerprint": "fp_fake",
             },
         )
@@ -343,7 +346,7 @@ class Handler(BaseHTTPRequestHandler):
         delta({}, finish)
         if include_usage:
             produced = " ".join(words) or "".join(c["arguments"] for c in calls)
-            event([], usage=usage_for(body, produced))
+            event([], usage=usage_for(body, produced, self.state.billed))
         self._chunk(b"data: [DONE]\n\n")
         self._end_chunked()
 
@@ -374,6 +377,7 @@ class Handler(BaseHTTPRequestHandler):
             results.append(item)
         tokens = len(query.split()) + sum(len(str(d).split()) for d in documents)
         meta = {"tokens": {"input_tokens": tokens, "output_tokens": 0}, "billed_units": {"search_units": 1}}
+        self.state.billed.append({"prompt_tokens": tokens, "completion_tokens": 0})
         self._send_json(200, {"id": f"rerank-{secrets.token_hex(8)}", "results": results, "meta": meta})
 
     # -- speech
@@ -390,6 +394,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._send_json(400, error_body(message, "invalid_request_error", None, "response_format"))
         rate = body.get("sample_rate") if isinstance(body.get("sample_rate"), int) else 24000
         audio = tone(fmt, rate)
+        self.state.billed.append({"audio_characters": len(body["input"])})
         self._start_chunked(CONTENT_TYPES[fmt])
         for start in range(0, len(audio), 4096):
             self._chunk(audio[start : start + 4096])

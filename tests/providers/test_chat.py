@@ -7,6 +7,7 @@ from asgiref.sync import sync_to_async
 
 from playground.chat import services
 from playground.chat.models import Conversation
+from playground.chat.relay.generation import Generation
 from playground.upstream.client import Endpoint
 from tests.chat.conftest import connect, finish, receive_until_final
 from tests.fakeprovider import server as fake
@@ -147,7 +148,7 @@ async def test_usage_in_a_last_chunk_without_choices_is_read(live_server, fake_o
         "stream": True,
         "stream_options": {"include_usage": True},
     }
-    generation = services.Generation(endpoint, body)
+    generation = Generation(endpoint, body)
     await generation._call()
     assert "".join(generation.content).startswith("Fake provider here.")
     assert generation.finish_reason == "stop"

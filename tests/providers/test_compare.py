@@ -82,7 +82,7 @@ async def test_four_columns_stream_at_once_without_loss_each_with_its_usage(prov
     assert await Message.objects.filter(conversation=conversation, role="user").acount() == 1
 
     # Continue with the third column: it is the thread's answer, the others its siblings; the next turn follows.
-    await compare.pick(conversation, conversation.owner, {"message_id": ids[2]})
+    await compare.pick(conversation, {"message_id": ids[2]})
     thread = await sync_to_async(lambda: branches.thread(Conversation.objects.get(pk=conversation.pk)))()
     assert [m.pk for m in thread][-1] == ids[2]
     assert (thread[-1].sibling_index, thread[-1].sibling_count, thread[-1].columns) == (3, 4, [])
@@ -93,7 +93,7 @@ async def test_compare_without_text_answers_the_last_question_again(provider):
     conversation = await sync_to_async(new_conversation)(provider)
     turn = await services.send(conversation, "Name a sea.")
     await finish(turn.assistant.pk)
-    turns = await compare.start(conversation, conversation.owner, {"content": "", "columns": columns_for(provider)[:2]})
+    turns = await compare.start(conversation, {"content": "", "columns": columns_for(provider)[:2]})
     saved = [await finish(t.assistant.pk) for t in turns]
     assert all(m.parent_id == turn.user_message.pk and m.status == "complete" for m in saved)
     thread = await sync_to_async(branches.thread)(conversation)

@@ -30,7 +30,7 @@ async def test_a_columns_fields_reach_the_provider_and_bad_ones_are_refused_by_n
         {"model": provider.chat_model, "fields": {"temperature": "0.2", "max_tokens": "40"}},
     ]
     ws = await connect(conversation.pk, conversation.owner)
-    turns = await compare.start(conversation, conversation.owner, {"content": QUESTION, "columns": columns})
+    turns = await compare.start(conversation, {"content": QUESTION, "columns": columns})
     await events_until_done(ws, {turn.assistant.pk for turn in turns})
     await ws.disconnect()
     first, second = [await finish(turn.assistant.pk) for turn in turns]
@@ -42,7 +42,7 @@ async def test_a_columns_fields_reach_the_provider_and_bad_ones_are_refused_by_n
 
     bad = [{"model": provider.chat_model}, {"model": provider.chat_model, "fields": {"temperature": "9"}}]
     with pytest.raises(Refused, match=r"columns\[2\]: temperature"):
-        await compare.start(conversation, conversation.owner, {"content": "again", "columns": bad})
+        await compare.start(conversation, {"content": "again", "columns": bad})
 
 
 def png_bytes() -> bytes:

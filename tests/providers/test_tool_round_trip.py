@@ -56,7 +56,7 @@ async def test_a_tool_result_continues_the_turn_with_the_exact_spec_messages(pro
     result = '{"temperature": 18, "unit": "celsius"}'
     turn, events, final = await follow(
         conversation,
-        lambda: services.submit_tool_results(conversation, conversation.owner, {call["id"]: result}),
+        lambda: services.submit_tool_results(conversation, {call["id"]: result}),
     )
     body = sent_bodies(provider, turn)
     *_, user, assistant, tool = body["messages"]
@@ -105,13 +105,11 @@ async def test_parallel_calls_are_answered_together(provider):
 
     # One result alone is refused, naming the call that has none; nothing is saved.
     with pytest.raises(services.ToolResultsError, match=r"Result of get_time \(" + calls[1]["id"]):
-        await services.submit_tool_results(conversation, conversation.owner, {calls[0]["id"]: "18 C"})
+        await services.submit_tool_results(conversation, {calls[0]["id"]: "18 C"})
     assert not await conversation.messages.filter(role="tool").aexists()
 
     results = {calls[0]["id"]: "18 C, sunny", calls[1]["id"]: "14:05 CET"}
-    turn, _, final = await follow(
-        conversation, lambda: services.submit_tool_results(conversation, conversation.owner, results)
-    )
+    turn, _, final = await follow(conversation, lambda: services.submit_tool_results(conversation, results))
     body = sent_bodies(provider, turn)
     assert [m["role"] for m in body["messages"][-4:]] == ["user", "assistant", "tool", "tool"]
     assert [c["id"] for c in body["messages"][-3]["tool_calls"]] == [c["id"] for c in calls]
@@ -123,4 +121,4 @@ async def test_parallel_calls_are_answered_together(provider):
 
     # Nothing waits any more: a second submit is refused.
     with pytest.raises(services.ToolResultsError, match="no tool call is waiting"):
-        await services.submit_tool_results(conversation, conversation.owner, results)
+        await services.submit_tool_results(conversation, results)

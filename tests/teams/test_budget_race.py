@@ -12,7 +12,7 @@ from django.db import close_old_connections
 from django.urls import reverse
 
 from playground.chat.models import Conversation, Message
-from playground.connections import gate
+from playground.connections import gate, ledger
 from playground.connections.models import Lease
 from playground.teams.models import Membership, UsageRecord
 from tests.conftest import free_port, start_server, stop_server
@@ -118,4 +118,4 @@ def test_parallel_opens_in_threads_reserve_a_one_token_budget_once(team, alice, 
     assert "(10 of 1 tokens this month by bob, requests in flight included)" in refusals[0].message
     passes[0].settle(usage={"prompt_tokens": 3, "completion_tokens": 4})
     assert not Lease.objects.exists()
-    assert gate.tokens_this_month(team.pk, bob.pk) == 7
+    assert ledger.tokens_this_month(team.pk, bob.pk) == 7

@@ -8,12 +8,14 @@ budget spent: zero requests reach the provider each time.
 """
 
 import asyncio
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.db.models import Sum
 from django.test import AsyncClient
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
@@ -511,7 +513,7 @@ async def settle_all() -> None:
         await asyncio.sleep(0.05)
 
 
-async def through_http(recipe, scene, user) -> int:
+async def through_http(recipe, scene, user, answer: list | None = None) -> int:
     method, url, data = recipe(scene)
     http = AsyncClient()
     await http.aforce_login(user)
@@ -519,6 +521,8 @@ async def through_http(recipe, scene, user) -> int:
         await getattr(http, method)(url, data, headers=HX) if data else await getattr(http, method)(url, headers=HX)
     )
     await settle_all()
+    if answer is not None:
+        answer.append(response.content.decode())
     return response.status_code
 
 
@@ -584,27 +588,33 @@ async def test_each_provider_calling_websocket_action_is_refused_with_zero_reque
     assert await Lease.objects.acount() == 0
 
 
+async def through_evaluation(scene, user) -> list[Cell]:
+    """The evaluation's websocket `run` frame, until every cell has ended."""
+    ws = WebsocketCommunicator(
+        application,
+        f"/ws/evaluate/{scene.evaluation.pk}/",
+        headers=[(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1")],
+    )
+    ws.scope["user"] = user
+    connected, _ = await ws.connect()
+    assert connected
+    await ws.send_json_to({"type": "run", "scope": "all", "concurrency": 2})
+    for _ in range(400):
+        statuses = [c.status async for c in Cell.objects.filter(evaluation=scene.evaluation)]
+        if statuses and all(s in (Cell.DONE, Cell.ERROR, Cell.STOPPED) for s in statuses):
+            break
+        await asyncio.sleep(0.05)
+    await ws.disconnect()
+    await settle_all()
+    return [c async for c in Cell.objects.filter(evaluation=scene.evaluation)]
+
+
 async def test_live_evaluation_cells_are_refused_with_zero_requests(setup, team, bob, fake_openai):
     """The evaluation's websocket `run` frame (its consumer has no other provider-calling frame)."""
     for state in ["allowed", *STATES]:
         scene = await sync_to_async(_fresh)(setup, team, bob, bob, state)
         fake_openai.state.requests.clear()
-        ws = WebsocketCommunicator(
-            application,
-            f"/ws/evaluate/{scene.evaluation.pk}/",
-            headers=[(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1")],
-        )
-        ws.scope["user"] = bob
-        connected, _ = await ws.connect()
-        assert connected
-        await ws.send_json_to({"type": "run", "scope": "all", "concurrency": 2})
-        for _ in range(400):
-            statuses = [c.status async for c in Cell.objects.filter(evaluation=scene.evaluation)]
-            if statuses and all(s in (Cell.DONE, Cell.ERROR, Cell.STOPPED) for s in statuses):
-                break
-            await asyncio.sleep(0.05)
-        await ws.disconnect()
-        cells = [c async for c in Cell.objects.filter(evaluation=scene.evaluation)]
+        cells = await through_evaluation(scene, bob)
         if state == "allowed":
             assert fake_openai.state.requests, [c.error for c in cells]
         else:
@@ -680,4 +690,118 @@ async def test_a_socket_that_sent_through_the_gate_is_refused_once_the_gate_woul
         assert reply["type"] == "invalid" and reply["errors"], reply
         await sync_to_async(condition)("allowed", team, bob, setup)
         assert (await send())["type"] == "sent"
+    assert await Lease.objects.acount() == 0
+
+
+# ---------------------------------------------------------------- the ledger
+
+
+EVALUATION_RUN = "evaluate: the websocket's run frame"
+PATHS = [
+    *(("route", name) for name in sorted(CALLING)),
+    *(("route", name) for name in sorted(MANAGER_CALLING)),
+    *(("action", name) for name in sorted(CALLING_ACTIONS)),
+    ("socket", EVALUATION_RUN),
+]
+
+
+def test_the_ledger_paths_are_every_provider_calling_path():
+    """The table below is the gate's table above, whole: a path added there is checked here too."""
+    assert {name for _, name in PATHS} == set(CALLING) | set(MANAGER_CALLING) | set(CALLING_ACTIONS) | {EVALUATION_RUN}
+
+
+def _filed() -> dict:
+    totals = UsageRecord.objects.aggregate(
+        prompt_tokens=Sum("prompt_tokens"),
+        completion_tokens=Sum("completion_tokens"),
+        audio_characters=Sum("audio_characters"),
+    )
+    return {key: value or 0 for key, value in totals.items()}
+
+
+def _billed(billed: list[dict]) -> dict:
+    keys = ("prompt_tokens", "completion_tokens", "audio_characters")
+    return {key: sum(item.get(key, 0) for item in billed) for key in keys}
+
+
+async def _run_path(kind: str, name: str, recipe, scene, user) -> None:
+    if kind == "route":
+        await through_http(recipe, scene, user)
+    elif kind == "action":
+        await through_socket(name, recipe, scene, user)
+    else:
+        await through_evaluation(scene, user)
+
+
+@pytest.mark.parametrize("kind,name", PATHS, ids=[name for _, name in PATHS])
+async def test_each_provider_calling_path_files_what_the_provider_billed(
+    kind, name, setup, team, alice, bob, fake_openai
+):
+    """Whatever a path sends through a team key, the usage the provider reported for it (tokens, characters)
+    reaches the ledger, filed under the purpose its pass was opened for: the gate keeps no list of purposes."""
+    recipes = {"route": CALLING.get(name) or [MANAGER_CALLING.get(name)], "action": [CALLING_ACTIONS.get(name)]}
+    user = alice if name in MANAGER_CALLING else bob
+    for recipe in recipes.get(kind, [None]):
+        scene = await sync_to_async(_fresh)(setup, team, user, bob, "allowed")
+        await UsageRecord.objects.all().adelete()
+        fake_openai.state.requests.clear()
+        fake_openai.state.billed.clear()
+        await _run_path(kind, name, recipe, scene, user)
+        assert fake_openai.state.requests, f"{name}: the recipe never reached the provider"
+        billed = _billed(fake_openai.state.billed)
+        assert await sync_to_async(_filed)() == billed, f"{name}: the ledger differs from the provider's bill"
+        if any(billed.values()):
+            purposes = {row.kind async for row in UsageRecord.objects.filter(team=team)}
+            assert purposes and "" not in purposes
+    assert await Lease.objects.acount() == 0, "a lease was left behind"
+
+
+# ---------------------------------------------------------------- the user's answers at once
+
+
+CHAT_ROUTES = sorted(name for name in CALLING if name.startswith("chat:"))
+
+
+def test_the_chat_paths_are_every_chat_route_and_action():
+    """Every chat route that reaches a provider is a chat route of the table above (so a new one is checked)."""
+    assert set(CHAT_ROUTES) == {name for name in route_names() if name.startswith("chat:")} - set(NOT_CALLING)
+    assert set(CALLING_ACTIONS) <= set(actions.ACTIONS)
+
+
+def _busy_elsewhere(bob, connection, count: int) -> None:
+    """`count` answers of bob generating in another conversation."""
+    from django.utils import timezone
+
+    other = Conversation.objects.create(owner=bob, connection=connection, model_id=fake.CHAT_MODEL)
+    for _ in range(count):
+        Message.objects.create(conversation=other, role="assistant", status=Message.STREAMING, heartbeat=timezone.now())
+
+
+@pytest.mark.parametrize(
+    "kind,name", [("route", n) for n in CHAT_ROUTES] + [("action", n) for n in sorted(CALLING_ACTIONS)]
+)
+async def test_each_chat_path_keeps_the_users_limit_of_answers_at_once(
+    kind, name, setup, team, bob, fake_openai, monkeypatch
+):
+    """At the limit of answers generating at once, every path that starts an answer (send, the start page's first
+    message, retry, regenerate, edit, compare, tool results; by form and by socket) sends nothing and saves
+    nothing: the limit is kept where every turn opens the gate (services/turns.py open_turns)."""
+    from playground.chat.relay import limits
+
+    monkeypatch.setattr(limits, "MAX_RUNNING_PER_USER", 2)
+    scene = await sync_to_async(_fresh)(setup, team, bob, bob, "allowed")
+    await sync_to_async(_busy_elsewhere)(bob, setup, 2)
+    messages, conversations = await Message.objects.acount(), await Conversation.objects.acount()
+    fake_openai.state.requests.clear()
+    if kind == "route":
+        for recipe in CALLING[name]:
+            answer = []
+            status = await through_http(recipe, scene, bob, answer)
+            assert status in (200, 429) and "the limit is 2 at once" in answer[0], (status, answer[0][:300])
+    else:
+        reply = await through_socket(name, CALLING_ACTIONS[name], scene, bob)
+        assert reply.get("type") in ("refused", "invalid"), reply
+        assert "the limit is 2 at once" in json.dumps(reply), reply
+    assert fake_openai.state.requests == [], f"{name} sent a request over the user's limit"
+    assert (await Message.objects.acount(), await Conversation.objects.acount()) == (messages, conversations)
     assert await Lease.objects.acount() == 0

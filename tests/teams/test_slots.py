@@ -10,6 +10,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.utils import timezone
 
+from playground.catalog.services import refresh_models
 from playground.chat.models import Conversation, Message
 from playground.connections import gate
 from playground.connections.models import Connection, Lease
@@ -45,6 +46,32 @@ async def test_a_send_waits_for_a_free_slot_and_says_so(live_server, alice, fake
     await ws.disconnect()
     assert answer.status == Message.COMPLETE and answer.content
     assert len(fake_openai.state.bodies("/chat/completions")) == 1
+    assert await Lease.objects.acount() == 0
+
+
+async def test_a_comparison_waits_for_a_free_slot_like_a_send(live_server, alice, fake_openai):
+    """One turn builder: a column that finds every slot taken waits for one and says so (it is not refused)."""
+    connection = await sync_to_async(fake_connection)(alice, fake_openai, 1)
+    message, ok = await refresh_models(connection, alice)  # the columns' models are the connection's
+    assert ok, message
+    conversation = await Conversation.objects.acreate(owner=alice, connection=connection, model_id=fake.CHAT_MODEL)
+    held = await gate.aopen(connection, alice, "chat")
+    ws = await connect(conversation.pk, alice)
+    columns = {"model_1": fake.CHAT_MODEL, "model_2": fake.TOOLS_MODEL}
+    await ws.send_json_to({"action": "compare", "id": "c1", "content": "Name a bay.", **columns})
+    frames = []
+    while sum(f.get("type") == "waiting" for f in frames) < 2:
+        try:
+            frames.append(await ws.receive_json_from(timeout=10))
+        except TimeoutError:
+            raise AssertionError(frames) from None
+    assert {f["text"] for f in frames if f["type"] == "waiting"} == {"Waiting for a free slot (1 of 1 in use)"}
+    assert fake_openai.state.bodies("/chat/completions") == []
+    await held.arelease()
+    answers = [await finish(f["message_id"]) for f in frames if f["type"] == "waiting"]
+    await ws.disconnect()
+    assert [a.status for a in answers] == [Message.COMPLETE, Message.COMPLETE]
+    assert len(fake_openai.state.bodies("/chat/completions")) == 2
     assert await Lease.objects.acount() == 0
 
 

@@ -16,7 +16,7 @@ class ControlChannel:
         """Listen on a channel of our own, in the group any process can reach us through (stop, snapshot).
 
         Not with the in-memory layer: it serves one process, whose sockets find the generation in this process's
-        registry (services.running); a channel and a listener per answer would only cost time (each receive of
+        registry (generation.running); a channel and a listener per answer would only cost time (each receive of
         that layer walks every channel and group it has)."""
         if isinstance(layer, InMemoryChannelLayer):
             return None, None

@@ -40,3 +40,9 @@ async def snapshot_from_database(message: Message) -> dict:
         "content": message.content,
         "choices": list(message.choices or []),
     }
+
+
+def final_html(message_id: int) -> str | None:
+    """The saved answer's article, or None once it was deleted."""
+    message = Message.objects.filter(pk=message_id).first()
+    return None if message is None else render_message(message)

@@ -20,9 +20,10 @@ from django.conf import settings
 
 from playground.chat.models import Message
 from playground.chat.relay import fanout
+from playground.chat.relay.chunks import merge_tool_call, whole_answer
 from playground.chat.relay.control import ControlChannel, generation_group
-from playground.chat.relay.display import render_message
-from playground.chat.relay.limits import Limits, rejects_stream_options
+from playground.chat.relay.display import final_html
+from playground.chat.relay.limits import Limits, internal_error, rejects_stream_options
 from playground.chat.relay.persistence import AnswerRows, record_usage
 from playground.chat.relay.publishing import LiveDeltas, conversation_group, wake_up
 from playground.connections import gate
@@ -37,11 +38,6 @@ log = logging.getLogger(__name__)
 
 KIND = "chat"  # generations in the background-work registry (playground/lib/detached.py), keyed by message pk
 LIVE_LOST_NOTICE = "This tab may have missed live deltas; the saved answer is complete."
-
-
-def final_html(message_id: int) -> str | None:
-    message = Message.objects.filter(pk=message_id).first()
-    return None if message is None else render_message(message)
 
 
 def running(message_id: int) -> "Generation | None":
@@ -245,29 +241,16 @@ class Generation(AnswerRows, ControlChannel, LiveDeltas):
                 self._wake.set()
 
     def _merge_tool_call(self, call: dict) -> None:
-        # OpenAI-style streams send the id and name once, then only the index and fragments of the arguments.
         if self.first_token is None:
             self.first_token = time.monotonic()
-        empty = {"id": "", "type": "function", "function": {"name": "", "arguments": ""}}
-        slot = self.tool_calls.setdefault(call.get("index", len(self.tool_calls)), empty)
-        # The first id wins: some providers repeat an id (or a fresh one) on later fragments.
-        slot["id"] = slot["id"] or call.get("id") or ""
-        function = call.get("function") or {}
-        slot["function"]["name"] += function.get("name") or ""
-        slot["function"]["arguments"] += function.get("arguments") or ""
+        merge_tool_call(self.tool_calls, call)
 
     def _apply_response(self, data: dict) -> None:
-        self.usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
-        for choice in data.get("choices") or []:
-            message = choice.get("message") or {}
-            if (choice.get("index") or 0) == 0:
-                self.finish_reason = choice.get("finish_reason") or ""
-                for index, call in enumerate(message.get("tool_calls") or []):
-                    self.tool_calls[index] = call
-                if message.get("content") or message.get("reasoning_content"):
-                    self._add(message.get("content") or "", message.get("reasoning_content") or "")
-            else:
-                self.extra[choice["index"]] = [message.get("content") or ""]
+        answer = whole_answer(data)
+        self.usage, self.finish_reason, self.extra = answer.usage, answer.finish_reason, answer.extra
+        self.tool_calls.update(answer.tool_calls)
+        if answer.content or answer.reasoning:
+            self._add(answer.content, answer.reasoning)
 
     async def _waiting(self, in_use: int, limit: int) -> None:
         """Tell the tabs the answer waits for a free slot of its connection (rather than failing)."""
@@ -319,7 +302,7 @@ class Generation(AnswerRows, ControlChannel, LiveDeltas):
                 error["trace_id"] = self.trace_id
         except Exception as exc:
             log.exception("Generation of message %s failed", self.message_id)
-            status, error = Message.ERROR, self._internal_error(exc)
+            status, error = Message.ERROR, internal_error(exc, self.trace_id)
         finally:
             # Every path releases what the generation took: the upstream response, the helpers, the channel.
             # Shielded: a second cancel (shutdown) must not cut the release and the final save short.
@@ -349,20 +332,6 @@ class Generation(AnswerRows, ControlChannel, LiveDeltas):
                 await self.limits.ticket.arelease()
             except Exception:
                 log.exception("Could not release the lease of message %s", self.message_id)
-
-    def _internal_error(self, exc: Exception) -> dict:
-        return {
-            "kind": "internal",
-            "status": None,
-            "code": None,
-            "title": "The playground failed",
-            "message": f"{type(exc).__name__}: {exc}",
-            "next_step": "Retry; if it persists, check the server log.",
-            "limit_type": None,
-            "retry_after": None,
-            "retryable": True,
-            "trace_id": self.trace_id,
-        }
 
     async def _release(self, layer, channel: str | None, listener: asyncio.Task | None, helpers: list) -> None:
         if not self.work.done():

@@ -1,10 +1,11 @@
-"""How long a generation waits for a provider, and what it says when the provider is too slow or refuses a field."""
+"""How long a generation waits for a provider, what it says when the provider is too slow or refuses a field (or the
+playground fails), and how many answers one user may have generating at once."""
 
 import asyncio
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from playground.connections.gate import Pass
+from playground.connections.gate import Pass, Refused
 from playground.connections.models import Connection
 from playground.upstream.errors import UpstreamError
 
@@ -73,6 +74,22 @@ class Limits:
             yield batch
 
 
+def internal_error(exc: Exception, trace_id: str = "") -> dict:
+    """A failure of the playground itself, in the shape of an UpstreamError's as_dict()."""
+    return {
+        "kind": "internal",
+        "status": None,
+        "code": None,
+        "title": "The playground failed",
+        "message": f"{type(exc).__name__}: {exc}",
+        "next_step": "Retry; if it persists, check the server log.",
+        "limit_type": None,
+        "retry_after": None,
+        "retryable": True,
+        "trace_id": trace_id,
+    }
+
+
 def _seconds(value: float) -> str:
     return f"{value:g} s"
 
@@ -89,17 +106,28 @@ def limits_of(connection: Connection, ticket: Pass | None = None) -> Limits:
 MAX_RUNNING_PER_USER = 8  # answers one user may have generating at once (a comparison of four counts four)
 
 
-class TooBusy(Exception):
-    """Starting these generations would exceed the user's limit of answers generating at once."""
+class TooBusy(Refused):
+    """Starting these generations would exceed the user's limit of answers generating at once: a refusal like the
+    gate's own (nothing sent, nothing saved), so every command that opens the gate answers it the same way."""
+
+    title = "Not sent: too many answers generating at once"
+    next_step = "Wait for some to finish or stop them."
+
+    def __init__(self, message: str, *, in_use: int, limit: int):
+        super().__init__("capacity", message, in_use=in_use, limit=limit)
+        self.status = 429
 
 
-def check_capacity(user, adding: int) -> None:
-    """Raise TooBusy unless `adding` more generations fit in the user's limit (sync: one count query)."""
+def check_capacity(user_id: int, adding: int) -> None:
+    """Raise TooBusy unless `adding` more generations fit in the user's limit (sync: one count query). Every turn
+    passes here (services/turns.py open_turns), before the gate is opened for it."""
     from playground.chat.models import Message
 
-    running = Message.objects.filter(conversation__owner=user, status=Message.STREAMING).count()
+    running = Message.objects.filter(conversation__owner_id=user_id, status=Message.STREAMING).count()
     if running + adding > MAX_RUNNING_PER_USER:
         raise TooBusy(
             f"{running} answers are generating and this starts {adding} more; the limit is {MAX_RUNNING_PER_USER} "
-            "at once. Wait for some to finish or stop them."
+            "at once. Wait for some to finish or stop them.",
+            in_use=running,
+            limit=MAX_RUNNING_PER_USER,
         )

@@ -1,8 +1,9 @@
 """Branch operations on a conversation's message tree: edit and resend, regenerate, switch, delete, insert.
 
-Each is a plain function `(conversation, user, args)` (args: a dict of the posted fields, as a view or a websocket
-frame gives them), so an htmx view and a websocket `send` frame can call the same thing. Bad input raises Refused
-with words naming the field and the limit; another user's conversation or message is an Http404.
+Each is a plain function `(conversation, args)` (args: a dict of the posted fields, as a view or a websocket frame
+gives them) over a conversation the command (commands.operate) read as the user's own: ownership is checked there,
+once. Bad input raises Refused with words naming the field and the limit; a message of another conversation is an
+Http404.
 """
 
 import asyncio
@@ -17,7 +18,6 @@ from playground import inputs
 from playground.chat import branches
 from playground.chat.forms import MESSAGE_LIMIT
 from playground.chat.models import Conversation, Message
-from playground.chat.relay.limits import check_capacity
 from playground.chat.relay.publishing import conversation_group
 from playground.chat.services.turns import Turn, launcher, prepare_turn, start_turn
 
@@ -28,11 +28,6 @@ ROLES = ("system", "user", "assistant", "tool")
 
 class Refused(Exception):
     """The operation is not possible as asked; the words say why (the field and the limit)."""
-
-
-def own(conversation: Conversation, user) -> None:
-    if conversation.owner_id != getattr(user, "pk", None):
-        raise Http404("No such conversation.")
 
 
 def message_of(conversation: Conversation, args: dict, name: str = "message_id") -> Message:
@@ -57,8 +52,7 @@ def content_of(args: dict, *, required: bool = True) -> str:
         raise Refused(f"{exc}.") from None
 
 
-async def _turn(conversation: Conversation, user, content: str | None, **where) -> Turn:
-    await sync_to_async(check_capacity)(user, 1)
+async def _turn(conversation: Conversation, content: str | None, **where) -> Turn:
     launch = launcher(asyncio.get_running_loop())
     turn = await sync_to_async(prepare_turn)(conversation, content, launch=launch, **where)
     await start_turn(turn)
@@ -79,26 +73,24 @@ async def announce(conversation: Conversation, origin: str = "") -> None:
 # ---------------------------------------------------------------- operations
 
 
-async def edit(conversation: Conversation, user, args: dict) -> Turn:
+async def edit(conversation: Conversation, args: dict) -> Turn:
     """Resend an edited user message: a sibling of the original, whose continuation stays on its branch."""
-    own(conversation, user)
     original = await sync_to_async(message_of)(conversation, args)
     if original.role != "user":
         raise Refused("message_id: only a user message can be edited and resent.")
     content = content_of(args)
     kept = await sync_to_async(list)(original.attachments.all())
-    return await _turn(conversation, user, content, parent=original.parent_id, kept=kept)
+    return await _turn(conversation, content, parent=original.parent_id, kept=kept)
 
 
-async def regenerate(conversation: Conversation, user, args: dict) -> Turn:
+async def regenerate(conversation: Conversation, args: dict) -> Turn:
     """A new answer beside an existing one (a sibling), from the same path up to its question."""
-    own(conversation, user)
     answer = await sync_to_async(message_of)(conversation, args)
     if answer.role != "assistant":
         raise Refused("message_id: only an answer can be regenerated.")
     if answer.parent_id is None:
         raise Refused("message_id: this answer starts the thread; there is nothing before it to answer.")
-    return await _turn(conversation, user, None, parent=answer.parent_id)
+    return await _turn(conversation, None, parent=answer.parent_id)
 
 
 def _switch(conversation: Conversation, args: dict) -> Message:
@@ -109,9 +101,8 @@ def _switch(conversation: Conversation, args: dict) -> Message:
     return message
 
 
-async def switch(conversation: Conversation, user, args: dict) -> Message:
+async def switch(conversation: Conversation, args: dict) -> Message:
     """Show another sibling (‹ 2/3 ›) in place; the choice is saved, and the requests follow it."""
-    own(conversation, user)
     return await sync_to_async(_switch)(conversation, args)
 
 
@@ -127,9 +118,8 @@ def _delete(conversation: Conversation, args: dict) -> None:
         message.delete()
 
 
-async def delete(conversation: Conversation, user, args: dict) -> None:
+async def delete(conversation: Conversation, args: dict) -> None:
     """Delete one message; what followed it follows its parent (the rest of every branch is kept)."""
-    own(conversation, user)
     await sync_to_async(_delete)(conversation, args)
 
 
@@ -149,7 +139,6 @@ def _insert(conversation: Conversation, args: dict) -> Message:
     return message
 
 
-async def insert(conversation: Conversation, user, args: dict) -> Message:
+async def insert(conversation: Conversation, args: dict) -> Message:
     """Insert a message of any role after `after` (empty: at the start), e.g. a few-shot example."""
-    own(conversation, user)
     return await sync_to_async(_insert)(conversation, args)

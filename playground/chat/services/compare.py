@@ -18,11 +18,17 @@ from playground.catalog.params import CHAT_PARAMS, params_form
 from playground.chat import branches
 from playground.chat.forms import MAX_ATTACHMENTS, apply_attachment_options, clean_attachments
 from playground.chat.models import Conversation, Message
-from playground.chat.relay.limits import check_capacity, limits_of
-from playground.chat.services.branches import Refused, content_of, message_of, own
+from playground.chat.services.branches import Refused, content_of, message_of
 from playground.chat.services.request import build_request, chat_models, connection_for, pick_model
-from playground.chat.services.turns import Turn, launcher, save_attachments, start_turn, store_uploads
-from playground.connections import gate
+from playground.chat.services.turns import (
+    Turn,
+    launcher,
+    open_turns,
+    save_attachments,
+    start_turn,
+    store_uploads,
+    undone_on_failure,
+)
 from playground.prompts.compiling import request_values
 from playground.prompts.models import PromptVersion
 
@@ -105,25 +111,25 @@ def with_version(body: dict, version, chosen: dict) -> None:
     body.update({**kept, **values, **chosen})
 
 
-def _prepare(conversation: Conversation, content: str, columns: list[dict], launch, uploads=()) -> list[Turn]:
-    connection = connection_for(conversation)
-    if connection is None:
-        raise Refused("connection: add a connection (a provider's base URL and API key) first.")
-    models = chat_models(connection)
-    rows = list(conversation.messages.prefetch_related("attachments"))
-    path = branches.path_of(rows, annotated=False)
+def _parent(path: list[Message], content: str, uploads) -> int | None:
+    """Where the comparison's answers go: after a new question, else under the thread's last question."""
     if content:
-        parent = path[-1].pk if path else None
-    elif path and path[-1].role == "user":
+        return path[-1].pk if path else None
+    if path and path[-1].role == "user":
         parent = path[-1].pk  # answer the question that ends the thread
     elif path and path[-1].role == "assistant" and path[-1].parent_id:
         parent = path[-1].parent_id  # answer the last answer's question again
     else:
         raise Refused("content: write the question to compare the models on.")
-    if uploads and not content:
+    if uploads:
         raise Refused("attachments: write the question they go with (asking the last question again sends its own).")
-    history = [m for m in branches.ancestors(rows, parent) if m.status != Message.STREAMING]
+    return parent
 
+
+def _requests(conversation: Conversation, connection, history, content: str, columns: list[dict], uploads) -> tuple:
+    """One request per column, each checked against its model, and the prompt version each runs as (or None);
+    Refused names the column."""
+    models = chat_models(connection)
     requests, versions = [], []
     for index, column in enumerate(columns, 1):
         version = column_version(conversation, column, index)
@@ -148,72 +154,70 @@ def _prepare(conversation: Conversation, content: str, columns: list[dict], laun
         if version is not None:
             with_version(request.body, version, chosen)
         requests.append(request)
+    return requests, versions
 
-    # One pass per column: each is a request of its own (its reservation, its slot, its usage).
-    tickets, generations = [], []
-    try:
-        for request in requests:
-            tickets.append(gate.open(connection, conversation.owner_id, "chat", body=request.body))
-            generations.append(launch(tickets[-1].endpoint, request.body, limits_of(connection, tickets[-1])))
-    except BaseException:
-        for generation in generations:
-            generation.abort_threadsafe()
-        for ticket in tickets[len(generations) :]:
-            ticket.release()
-        raise
+
+def _write(conversation: Conversation, parent, content: str, uploads, stored, requests, versions) -> tuple:
+    """The question (when new) and one answer placeholder per column, siblings tagged with one comparison id."""
     group = uuid.uuid4().hex
-    try:
-        stored = store_uploads(conversation, list(uploads)) if content else []
-        with transaction.atomic():
-            user_message = None
-            if content:
-                user_message = branches.add(conversation, parent, role="user", content=content)
-                save_attachments(user_message, list(uploads), stored)
-                conversation.title_from(content)
-                parent = user_message.pk
-            conversation.save()
-            answers = [
-                branches.add(
-                    conversation,
-                    parent,
-                    selected=index == 0,
-                    role="assistant",
-                    status=Message.STREAMING,
-                    model_id=request.body["model"],
-                    params={k: v for k, v in request.body.items() if k not in ("model", "messages")},
-                    heartbeat=timezone.now(),
-                    compare=group,
-                    prompt_version=versions[index],
-                )
-                for index, request in enumerate(requests)
-            ]
-    except BaseException:
-        for generation in generations:
-            generation.abort_threadsafe()
-        raise
-    for generation, answer in zip(generations, answers, strict=True):
-        generation.bind_threadsafe(answer)
-    return [
-        Turn(
+    user_message = None
+    if content:
+        user_message = branches.add(conversation, parent, role="user", content=content)
+        save_attachments(user_message, list(uploads), stored)
+        conversation.title_from(content)
+        parent = user_message.pk
+    conversation.save()
+    answers = [
+        branches.add(
             conversation,
-            user_message,
-            answer,
-            generation.endpoint,
-            request,
-            generation=generation,
-            limits=generation.limits,
+            parent,
+            selected=index == 0,
+            role="assistant",
+            status=Message.STREAMING,
+            model_id=request.body["model"],
+            params={k: v for k, v in request.body.items() if k not in ("model", "messages")},
+            heartbeat=timezone.now(),
+            compare=group,
+            prompt_version=versions[index],
         )
-        for answer, request, generation in zip(answers, requests, generations, strict=True)
+        for index, request in enumerate(requests)
     ]
+    return user_message, answers
 
 
-async def start(conversation: Conversation, user, args: dict) -> list[Turn]:
+def _prepare(conversation: Conversation, content: str, columns: list[dict], launch, uploads=()) -> list[Turn]:
+    connection = connection_for(conversation)
+    if connection is None:
+        raise Refused("connection: add a connection (a provider's base URL and API key) first.")
+    rows = list(conversation.messages.prefetch_related("attachments"))
+    parent = _parent(branches.path_of(rows, annotated=False), content, uploads)
+    history = [m for m in branches.ancestors(rows, parent) if m.status != Message.STREAMING]
+    requests, versions = _requests(conversation, connection, history, content, columns, uploads)
+    # One pass per column, through the turns' one door: each is a request of its own (its reservation, its slot
+    # or its wait for one, its usage), and together they count against the user's answers at once.
+    launched = open_turns(conversation, connection, requests, launch)
+    with undone_on_failure(launched) as stored:
+        if content:
+            stored += store_uploads(conversation, list(uploads))
+        with transaction.atomic():
+            user_message, answers = _write(conversation, parent, content, uploads, stored, requests, versions)
+    turns = []
+    for one, answer, request in zip(launched, answers, requests, strict=True):
+        if one.generation is not None:
+            one.generation.bind_threadsafe(answer)
+        turns.append(
+            Turn(
+                conversation, user_message, answer, one.endpoint, request, generation=one.generation, limits=one.limits
+            )
+        )
+    return turns
+
+
+async def start(conversation: Conversation, args: dict) -> list[Turn]:
     """Start a comparison: `content` (a new question; empty: the thread's last question again), `columns`, and
     `attachments` (the composer's files, cleaned: chat.forms.clean_attachments) sent to each column that takes them."""
-    own(conversation, user)
     content = content_of(args, required=False).strip()
     columns = columns_of(args)
-    await sync_to_async(check_capacity)(user, len(columns))
     launch = launcher(asyncio.get_running_loop())
     uploads = args.get("attachments") or []
     turns = await sync_to_async(_prepare)(conversation, content, columns, launch, uploads)
@@ -232,9 +236,8 @@ def _pick(conversation: Conversation, args: dict) -> Message:
     return message
 
 
-async def pick(conversation: Conversation, user, args: dict) -> Message:
+async def pick(conversation: Conversation, args: dict) -> Message:
     """Continue with this column: it becomes the thread's answer; the other columns stay as its siblings."""
-    own(conversation, user)
     return await sync_to_async(_pick)(conversation, args)
 
 

@@ -1,15 +1,14 @@
 """Tool round trips: the results the user gives for an answer's tool calls continue the turn.
 
-`submit_tool_results(conversation, user, results)` is the one operation; the htmx view (and later the
-websocket's `send` frame) only call it. The answer that called the tools is the thread's last one; every call of
-it is answered at once (parallel calls go together), as `tool` messages with `tool_call_id`, then a new answer
-is generated from the history user → assistant with `tool_calls` → tool messages.
+`submit_tool_results(conversation, results)` is the one operation; the tool results command (commands.py) calls
+it for the htmx view and the websocket action alike. The answer that called the tools is the thread's last one;
+every call of it is answered at once (parallel calls go together), as `tool` messages with `tool_call_id`, then a
+new answer is generated from the history user → assistant with `tool_calls` → tool messages.
 """
 
 import asyncio
 
 from asgiref.sync import sync_to_async
-from django.http import Http404
 
 from playground.chat import branches
 from playground.chat.forms import MESSAGE_LIMIT
@@ -69,10 +68,9 @@ def clean_results(conversation: Conversation, results: dict) -> list[tuple[str, 
     return cleaned
 
 
-def prepare_tool_results(conversation: Conversation, user, results: dict, *, launch=None) -> Turn:
-    """Check and save the results and the new answer's placeholder (sync code; see prepare_turn)."""
-    if conversation.owner_id != getattr(user, "pk", None):
-        raise Http404("No such conversation.")
+def prepare_tool_results(conversation: Conversation, results: dict, *, launch=None) -> Turn:
+    """Check and save the results and the new answer's placeholder (sync code; see prepare_turn). The caller
+    (commands.tool_results) read the conversation as the user's own."""
     cleaned = clean_results(conversation, results)
     turn = prepare_turn(conversation, None, tool_results=cleaned, launch=launch)
     # The other tabs hear of the tool messages with the new answer's placeholder (one `start`, both articles).
@@ -82,10 +80,10 @@ def prepare_tool_results(conversation: Conversation, user, results: dict, *, lau
     return turn
 
 
-async def submit_tool_results(conversation: Conversation, user, results: dict, *, headers: dict | None = None) -> Turn:
+async def submit_tool_results(conversation: Conversation, results: dict, *, headers: dict | None = None) -> Turn:
     """Answer the last answer's tool calls with `results` ({call id: text}) and start the next answer."""
     launch = launcher(asyncio.get_running_loop(), headers)
-    turn = await sync_to_async(prepare_tool_results)(conversation, user, results, launch=launch)
+    turn = await sync_to_async(prepare_tool_results)(conversation, results, launch=launch)
     turn.headers = headers or {}
     await start_turn(turn)
     return turn

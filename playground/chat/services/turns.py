@@ -18,7 +18,7 @@ from playground.chat.relay import fanout
 from playground.chat.relay.control import generation_group
 from playground.chat.relay.display import render_message
 from playground.chat.relay.generation import Generation, running
-from playground.chat.relay.limits import Limits, limits_of
+from playground.chat.relay.limits import Limits, check_capacity, limits_of
 from playground.chat.relay.publishing import conversation_group
 from playground.chat.services.request import ChatRequest, build_request, connection_for, selected_model
 from playground.connections import gate
@@ -80,87 +80,115 @@ def prepare_turn(
     values: dict | None = None,
     written=None,
 ) -> Turn:
-    """Save the user message (when given) and the assistant placeholder, and build the request (sync code).
-
-    `parent` is where the new message goes (default: the end of the selected path); `kept` are attachments of an
-    edited message that its new version keeps. `replace` is an answer to regenerate: a new placeholder becomes its
-    selected sibling, and it is deleted only once the new answer is complete (a failed retry loses nothing). With
-    `launch` (see launcher) the upstream call starts as soon as the body is built, so the writes and the rendering
-    of the placeholder overlap with the upstream's time to first token; what arrives meanwhile waits in memory
-    until the generation knows its message. `tool_results` ((call id, text) pairs) are saved as tool messages
-    before the placeholder: the turn continues after the answer that called the tools. `rows` are the
-    conversation's history_rows when the caller has just read them (the send's validation does); `values` the
-    request values of the parameters the caller has just parsed (else the stored ones are checked); `written`
-    is called with the conversation inside the transaction of the rows, once they are written.
-    """
+    """Save the user message (when given) and the answer's placeholder after `parent` (default: the end of the
+    selected path), with the request built and let through by open_turns first (sync code). `replace`: an answer to
+    regenerate (deleted once the new one is complete); `kept`: the files an edited message keeps; `tool_results`:
+    (call id, text) pairs saved as tool messages before the placeholder; `rows`, `values`: the caller's fresh reads
+    of history_rows and the panel; `written(conversation)` runs inside the rows' transaction. With `launch`
+    (launcher) the upstream call starts before the rows are written, overlapping the provider's first token."""
     connection = connection_for(conversation)
     model = selected_model(conversation)
-    # The request carries the path to where the new message goes: the end of the selected path, or `parent`
-    # (an edited question's parent, a regenerated answer's question).
     if rows is None:
         rows = history_rows(conversation)
-    if replace is not None:
-        parent = replace.parent_id
-    elif parent is END:
-        path = branches.path_of(rows, annotated=False)
-        parent = path[-1].pk if path else None
-    children = branches.children_of(rows)
-    history = [m for m in branches.ancestors(rows, parent) if m.status != Message.STREAMING]
-    # Only the questions of the path carry attachments (other branches and the answers need no prefetch).
-    prefetch_related_objects([m for m in history if m.role == "user"], "attachments")
-    results = [
-        Message(conversation=conversation, role="tool", tool_call_id=call_id, content=text)
-        for call_id, text in tool_results
-    ]
+    parent = replace.parent_id if replace is not None else _end_of_path(rows) if parent is END else parent
+    results = [Message(conversation=conversation, role="tool", tool_call_id=i, content=t) for i, t in tool_results]
     request = build_request(
         conversation,
         model,
-        [*history, *results],
+        [*_history(rows, parent), *results],
         next_user=content,
         next_attachments=[*attachments, *kept],
         connection=connection,
         values=values,
     )
-    generation, endpoint, limits = _launch(conversation, connection, request, launch)
-    if generation is not None and replace is not None:
-        generation.replaces = replace.pk
-    stored: list[str] = []
-    try:
+    (launched,) = open_turns(conversation, connection, [request], launch)
+    if launched.generation is not None and replace is not None:
+        launched.generation.replaces = replace.pk
+    children = branches.children_of(rows)
+    with undone_on_failure([launched]) as stored:
         if content is not None:
-            stored = store_uploads(conversation, attachments)
+            stored += store_uploads(conversation, attachments)
         with transaction.atomic():
             user_message, assistant = _write_turn(
                 conversation, content, parent, children, attachments, stored, kept, results, model, request
             )
             if written is not None:
                 written(conversation)
-    except BaseException:
-        if generation is not None:
-            generation.abort_threadsafe()  # which releases the ticket
-        elif limits.ticket is not None:
-            limits.ticket.release()
-        # Nothing half-made: the files written for rows that were not saved go too.
-        storage = Attachment._meta.get_field("file").storage
-        for name in stored:
-            storage.delete(name)
-        raise
-    if generation is not None:
-        generation.bind_threadsafe(assistant)
+    if launched.generation is not None:
+        launched.generation.bind_threadsafe(assistant)
+    generation, limits = launched.generation, launched.limits
+    endpoint = launched.endpoint
     return Turn(
-        conversation,
-        user_message,
-        assistant,
-        endpoint,
-        request,
-        generation=generation,
-        replaces=replace,
-        limits=limits,
+        conversation, user_message, assistant, endpoint, request, generation=generation, replaces=replace, limits=limits
     )
 
 
-def _launch(conversation: Conversation, connection, request: ChatRequest, launch):
-    """Open the gate for the request and start its upstream call (with `launch`): (generation or None, endpoint,
-    limits). The gate is the check (membership, revocation, budgets, a free slot) and the only source of the key."""
+def _end_of_path(rows: list[Message]) -> int | None:
+    path = branches.path_of(rows, annotated=False)
+    return path[-1].pk if path else None
+
+
+def _history(rows: list[Message], parent) -> list[Message]:
+    """The path up to `parent`, the answers still generating left out; only its questions' attachments are read."""
+    history = [m for m in branches.ancestors(rows, parent) if m.status != Message.STREAMING]
+    prefetch_related_objects([m for m in history if m.role == "user"], "attachments")
+    return history
+
+
+@dataclass
+class Launched:
+    """One request let through: its generation (when launched), its endpoint (None while it waits for a slot),
+    its limits (with the gate's pass)."""
+
+    generation: "Generation | None"
+    endpoint: Endpoint | None
+    limits: Limits
+
+    def abort(self) -> None:
+        if self.generation is not None:
+            self.generation.abort_threadsafe()  # which releases the ticket
+        elif self.limits.ticket is not None:
+            self.limits.ticket.release()
+
+
+def open_turns(conversation: Conversation, connection, requests: list[ChatRequest], launch) -> list[Launched]:
+    """The one door of every turn (send, retry, edit, regenerate, tool results, each compare column) to the
+    provider: the user's capacity for answers generating at once, then the gate for each request (membership,
+    revocation, budgets, a slot) and its upstream call started (with `launch`). A connection whose slots are all
+    taken makes the generation wait for one, saying so; it is checked again by the gate then."""
+    check_capacity(conversation.owner_id, len(requests))
+    launched: list[Launched] = []
+    try:
+        for request in requests:
+            launched.append(_launch(conversation, connection, request, launch))
+    except BaseException:
+        for one in launched:
+            one.abort()
+        raise
+    return launched
+
+
+class undone_on_failure:
+    """`with undone_on_failure(launched) as stored:` a failure while the rows are written aborts the
+    generations (their passes go back) and deletes the files written (`stored`, names) for rows not saved."""
+
+    def __init__(self, launched: list[Launched]):
+        self.launched, self.stored = launched, []
+
+    def __enter__(self) -> list[str]:
+        return self.stored
+
+    def __exit__(self, kind, error, trace) -> None:
+        if kind is None:
+            return
+        for one in self.launched:
+            one.abort()
+        storage = Attachment._meta.get_field("file").storage
+        for name in self.stored:
+            storage.delete(name)
+
+
+def _launch(conversation: Conversation, connection, request: ChatRequest, launch) -> Launched:
     try:
         ticket = gate.open(connection, conversation.owner_id, "chat", body=request.body)
     except gate.Refused as refusal:
@@ -176,7 +204,7 @@ def _launch(conversation: Conversation, connection, request: ChatRequest, launch
         if ticket is not None:
             ticket.release()
         raise
-    return generation, endpoint, limits
+    return Launched(generation, endpoint, limits)
 
 
 def _write_turn(conversation, content, parent, children, attachments, stored, kept, results, model, request):

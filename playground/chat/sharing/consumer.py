@@ -8,10 +8,10 @@ import asyncio
 
 from channels.db import database_sync_to_async
 
-from playground.chat import services as chat
 from playground.chat.models import Message
 from playground.chat.relay import fanout
 from playground.chat.relay.fanout import LocalFollower
+from playground.chat.relay.publishing import conversation_group
 from playground.chat.replay import Replay
 from playground.chat.sharing import live
 from playground.lib.frames import FrameConsumer
@@ -52,7 +52,7 @@ class ShareConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
             return
         self.share = share
         self.conversation_id = share.source_id
-        self.groups_joined = (chat.conversation_group(share.source_id), share.group)
+        self.groups_joined = (conversation_group(share.source_id), share.group)
         fanout.follow(self.groups_joined[0], self)
         for group in self.groups_joined:
             await self.channel_layer.group_add(group, self.channel_name)
