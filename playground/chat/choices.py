@@ -64,7 +64,7 @@ def _choose(conversation, args: dict) -> Message:
         raise operations.Refused(f"{exc}.") from None
 
 
-async def continue_with(conversation, user, args: dict) -> Message:
+async def continue_with(conversation, args: dict) -> Message:
     """Choice `number` of answer `message_id` becomes the thread's answer. The path keeps its shape, so beside the
     command's announcement (the other tabs fetch the thread) the answer's new render goes to the conversation's
     group as its final one: live viewers show it in place."""

@@ -10,12 +10,11 @@ from django.views.decorators.http import require_http_methods
 
 from playground.chat import commands
 from playground.chat.models import Conversation, Message, get_conversation
-from playground.connections.models import Connection
+from playground.connections.models import Connection, Team
 from playground.lib.templating import render as fill
 from playground.prompts.compiling import CompileError, check_values, version_variables
 from playground.prompts.drafts import check_draft, check_name, save_version
 from playground.prompts.models import Prompt, PromptVersion
-from playground.teams.models import Team
 
 
 def _version(request, vid) -> PromptVersion:
@@ -52,7 +51,7 @@ async def from_prompt(request, vid: int):
     """GET: the variables' form; POST: the conversation, and its first message sent (when the template has one)."""
     version = await sync_to_async(_version)(request, vid)
     names = version_variables(version)
-    errors, values = [], {}
+    errors, values, status = [], {}, 400
     if request.method == "POST":
         # A variable left empty has no value (as evaluate flags an empty one): the form says which.
         posted = {name: request.POST.get(f"var_{name}", "") for name in names}
@@ -66,12 +65,15 @@ async def from_prompt(request, vid: int):
             if first.strip():
                 outcome = await commands.send(await request.auser(), conversation.pk, {"content": first})
                 if not outcome.sent:
-                    words = " ".join(outcome.errors) or "The first message was not sent."
-                    await sync_to_async(messages.error)(request, words)
-            return redirect("chat:conversation", pk=conversation.pk)
+                    # Nothing was sent: the conversation made for it goes too, and the form says why.
+                    await conversation.adelete()
+                    errors = outcome.errors or ["The first message was not sent."]
+                    status = outcome.status if outcome.status >= 400 else 200  # as the composer shows a refusal
+            if not errors:
+                return redirect("chat:conversation", pk=conversation.pk)
     fields = [(name, request.POST.get(f"var_{name}", "")) for name in names]
     context = {"version": version, "fields": fields, "errors": errors}
-    return await sync_to_async(render)(request, "chat/from_prompt.html", context, status=400 if errors else 200)
+    return await sync_to_async(render)(request, "chat/from_prompt.html", context, status=status if errors else 200)
 
 
 class SavePromptForm(forms.Form):

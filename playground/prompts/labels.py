@@ -1,12 +1,12 @@
 """Labels (production, staging, any name) point at one version each. A move is one click; it is recorded on the
-label's history and, for a team's prompt, in the team's audit log. A protected label only admins move."""
+label's history and, for a team's prompt, in the team's audit log (teams/signals.py hears the moves). A protected
+label only admins move."""
 
 import re
 
 from django.db import transaction
 
 from playground.prompts.models import LABEL_LENGTH, Label, LabelMove, Prompt, PromptVersion
-from playground.teams.models import audit
 
 LABEL_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 SUGGESTED = ("production", "staging")
@@ -50,9 +50,6 @@ def move(prompt: Prompt, name: str, version: PromptVersion, user, role: str) -> 
         else:
             return label
         LabelMove.objects.create(label=label, to_number=version.number, from_number=before, actor=user)
-        if prompt.team_id:
-            moved = f"from v{before} " if before else ""
-            audit(prompt.team, user, "prompt.label", f"{prompt.name}: “{name}” moved {moved}to v{version.number}")
     return label
 
 
@@ -60,11 +57,8 @@ def protect(prompt: Prompt, name: str, protected: bool, user, role: str) -> Labe
     if role != "admin":
         raise LabelError("label: only the team's owner or admins protect a label.")
     label = existing(prompt, name)
-    label.protected = protected
+    label.protected, label.audit_actor = protected, user
     label.save(update_fields=["protected"])
-    if prompt.team_id:
-        words = "protected" if protected else "unprotected"
-        audit(prompt.team, user, "prompt.label", f"{prompt.name}: “{label.name}” {words}")
     return label
 
 

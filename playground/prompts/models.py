@@ -10,8 +10,8 @@ from django.db.models import Q
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
+from playground.connections.models import Team
 from playground.sharing.models import share_links
-from playground.teams.models import Team
 
 NAME_LENGTH = 100
 LABEL_LENGTH = 40

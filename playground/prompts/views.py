@@ -10,12 +10,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST, require_safe
 
 from playground import inputs
+from playground.connections.models import Team
 from playground.prompts import diffing, forms, transfer
 from playground.prompts import labels as labeling
 from playground.prompts.compiling import compile_request, version_variables
 from playground.prompts.drafts import check_draft, check_name, draft_of, save_version
 from playground.prompts.models import LabelMove, Prompt, get_prompt, get_version
-from playground.teams.models import Team
 
 LISTED = 200
 

@@ -1,4 +1,5 @@
-"""The audit log of what other apps change in a team: its connections' keys and its team-only share links."""
+"""The audit log of what other apps change in a team: its connections' keys, its team-only share links and its
+prompts' labels."""
 
 from django.db.models.signals import post_delete, post_init, post_save
 from django.dispatch import receiver
@@ -36,3 +37,25 @@ def share_revoked(sender, instance, **kwargs):
     team = Team.objects.filter(pk=instance.team_id).first() if instance.team_id else None
     if team is not None:
         audit(team, instance.owner, "share_revoked", f"Team link to “{instance.title}” revoked.")
+
+
+@receiver(post_save, sender="prompts.LabelMove")
+def label_moved(sender, instance, created, **kwargs):
+    prompt = instance.label.prompt
+    if created and prompt.team_id:
+        moved = f"from v{instance.from_number} " if instance.from_number else ""
+        detail = f"{prompt.name}: “{instance.label.name}” moved {moved}to v{instance.to_number}"
+        audit(prompt.team, instance.actor, "prompt.label", detail)
+
+
+@receiver(post_save, sender="prompts.Label")
+def label_protected(sender, instance, created, update_fields=None, **kwargs):
+    prompt = instance.prompt
+    if not created and update_fields and "protected" in update_fields and prompt.team_id:
+        words = "protected" if instance.protected else "unprotected"
+        audit(
+            prompt.team,
+            getattr(instance, "audit_actor", None),
+            "prompt.label",
+            f"{prompt.name}: “{instance.name}” {words}",
+        )

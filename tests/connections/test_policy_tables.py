@@ -16,6 +16,7 @@ FLOORS = {
     "localapi": 1,
     "catalog": 2,
     "sharing": 3,
+    "prompts": 3,  # a prompt (owned by a user or a team) that chat, batches and evaluate run
     "chat": 4,
     "rerank": 4,
     "speech": 4,

@@ -7,7 +7,19 @@ from pathlib import Path
 import playground
 
 ROOT = Path(playground.__file__).parent
-FEATURES = ["chat", "rerank", "speech", "batches", "evaluate", "sharing", "connections", "catalog", "upstream", "lib"]
+FEATURES = [
+    "chat",
+    "rerank",
+    "speech",
+    "batches",
+    "evaluate",
+    "prompts",
+    "sharing",
+    "connections",
+    "catalog",
+    "upstream",
+    "lib",
+]
 
 
 def sources(*apps: str):
@@ -41,7 +53,7 @@ def test_no_feature_imports_teams():
 def test_teams_imports_no_feature():
     """Teams reads the ledger and manages members, budgets and the library: a feature's objects are not its business
     (a conversation's lost team connection is chat's own, chat/signals.py)."""
-    features = "|".join(["chat", "rerank", "speech", "batches", "evaluate"])
+    features = "|".join(["chat", "rerank", "speech", "batches", "evaluate", "prompts"])
     importers = [
         p.relative_to(ROOT).as_posix()
         for p, text in sources("teams")
