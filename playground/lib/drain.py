@@ -39,6 +39,8 @@ _state = {"draining": False, "hard": False, "since": None}
 _sockets: dict[int, object] = {}  # id -> the ASGI `send` of an open websocket
 _requests = {"in_flight": 0}
 _wake: asyncio.Event | None = None
+_ready_to_close: list = []  # predicates: the sockets may be closed (the apps' events to them were sent)
+QUIET_SECONDS = 0.5  # after the work: events on their way to the sockets (from this process or the layer) arrive
 
 
 def draining() -> bool:
@@ -93,8 +95,16 @@ def _poke() -> None:
         _wake.set()
 
 
+def before_closing(ready) -> None:
+    """`ready()` says whether the sockets may be closed now (an app's events to them are all sent)."""
+    _ready_to_close.append(ready)
+
+
 async def close_sockets(wait: float = 2) -> int:
-    """Close every open websocket with RECONNECT; wait (up to `wait` s) for their consumers to let go."""
+    """Close every open websocket with RECONNECT, once what was on its way to them is sent (up to `wait` s), and
+    wait (up to `wait` s more) for their consumers to let go."""
+    await asyncio.sleep(QUIET_SECONDS if _sockets else 0)
+    await _until(lambda: all(ready() for ready in _ready_to_close), time.monotonic() + wait)
     count = 0
     for send in list(_sockets.values()):
         try:
