@@ -78,6 +78,34 @@ def test_an_evaluation_run_and_a_speech_clip_are_refused_while_draining(alice, d
     assert refused.value.status == 503 and "restarting" in refused.value.message
 
 
+def test_the_drain_lets_every_kind_of_job_finish_and_cancels_what_outlasts_the_grace(draining):
+    from playground.lib import detached
+
+    ended = []
+
+    async def job(name: str, seconds: float) -> None:
+        try:
+            await asyncio.sleep(seconds)
+            ended.append(name)
+        except asyncio.CancelledError:
+            ended.append(f"{name} cancelled")
+            raise
+
+    async def scenario() -> float:
+        for kind, key, seconds in (("speech", 1, 0.2), ("evaluate", 2, 0.4), ("localbatch", "b1", 60)):
+            task = asyncio.create_task(job(kind, seconds))
+            detached.track(kind, key, task)
+            task.add_done_callback(lambda t, kind=kind, key=key: detached.untrack(kind, key, t))
+        started = time.monotonic()
+        await drain.drain(grace=1.0)
+        return time.monotonic() - started
+
+    took = asyncio.run(scenario())
+    assert ended == ["speech", "evaluate", "localbatch cancelled"]
+    assert 1.0 <= took < 4
+    assert drain.work() == []
+
+
 # ---------------------------------------------------------------- real processes, real signals
 
 
