@@ -42,15 +42,12 @@ UNAVAILABLE = {
         "The database cannot be reached, so nothing was sent or saved. Your message is still here: try again in "
         "a moment; if it persists, the operator should check the database."
     ),
-    "draining": (
-        "This server is restarting, so nothing was sent or saved. Your message is still here: send it again in a "
-        "moment."
-    ),
+    "draining": drain.SEND_REFUSAL,
 }
 RETRY_UNAVAILABLE = {
     "live_unavailable": "The live channel (Redis) cannot be reached; nothing changed. Try again in a moment.",
     "database_unavailable": "The database cannot be reached; nothing changed. Try again in a moment.",
-    "draining": "This server is restarting; nothing changed. Try again in a moment.",
+    "draining": drain.REFUSAL,
 }
 NOT_WAITING = "These tool calls are no longer waiting for results (answered in another tab, or the thread moved on)."
 
@@ -100,7 +97,7 @@ OnSent = Callable[[Outcome], Awaitable[None]] | None
 
 
 async def _live_problem() -> str | None:
-    if drain.draining():  # after a SIGTERM: no new generation here (lib/drain.py); another process takes it
+    if drain.draining():  # after a SIGTERM no new generation starts here (lib/drain.py)
         return "draining"
     try:
         await services.check_live()

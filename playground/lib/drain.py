@@ -33,6 +33,9 @@ log = logging.getLogger(__name__)
 RECONNECT = 4012  # websocket close code: "this process is going away, reconnect now" (static/js/chat/stream.js)
 LEASE = "lease"  # gate leases belong to the jobs that hold them: they are not work of their own
 REFUSAL = "This server is restarting, so nothing was started or saved. Try again in a moment."
+SEND_REFUSAL = (
+    "This server is restarting, so nothing was sent or saved. Your message is still here: send it again in a moment."
+)
 SETTLE_SECONDS = 5  # after the grace period: how long the cancelled jobs get to save what they had
 
 _state = {"draining": False, "hard": False, "since": None}
