@@ -29,7 +29,7 @@ from playground.chat.models import Message
 from playground.lib.drain import RECONNECT
 from tests.faults.conftest import local_conversation
 from tests.operations.balancer import Fleet, start_balancer
-from tests.operations.tabs import CSRF, Tab, cookie_of
+from tests.operations.tabs import CSRF, SILENCE, Tab, cookie_of
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -254,6 +254,10 @@ def test_a_rolling_restart_behind_haproxy_interrupts_no_answer(alice, catalog, f
         f"browser sockets closed with {closes}"
     )
 
+    asked_again = [
+        (tab.message_id, entry) for tabs, _ in results for tab in tabs for entry in tab.log if entry[0] == "asked again"
+    ]
+    print(f"tabs that heard nothing for {SILENCE} s and asked again: {asked_again}")
     for victim, (tabs, info) in enumerate(results):
         # Each answer was mid-stream when its wave's process was told to stop, and that process had some of them.
         assert info["streaming at SIGTERM"] >= 0.8 * WAVE, info
