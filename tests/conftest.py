@@ -74,6 +74,8 @@ def server_env(port: int, **extra: str) -> dict[str, str]:
         "PLAYGROUND_DATA_DIR": str(settings.DATA_DIR),
         "PYTHONUNBUFFERED": "1",
         "PLAYGROUND_BOOT_CHECKS": "on",
+        # A stopped test server drains (lib/drain.py) for at most this long, not production's 60 s.
+        "PLAYGROUND_DRAIN_SECONDS": "5",
     }
     # Never inherited from a developer's shell: the server must keep Django's async safety checks.
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)

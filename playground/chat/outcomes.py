@@ -8,6 +8,7 @@ from playground.chat.forms import ComposerForm
 from playground.chat.models import Conversation, Message
 from playground.chat.panel import PanelProblems
 from playground.chat.services import Turn
+from playground.lib import drain
 
 SENT, INVALID, REFUSED, FAILED = "sent", "invalid", "refused", "failed"
 
@@ -20,15 +21,12 @@ UNAVAILABLE = {
         "The database cannot be reached, so nothing was sent or saved. Your message is still here: try again in "
         "a moment; if it persists, the operator should check the database."
     ),
-    "draining": (
-        "This server is restarting, so nothing was sent or saved. Your message is still here: send it again in a "
-        "moment."
-    ),
+    "draining": drain.SEND_REFUSAL,
 }
 RETRY_UNAVAILABLE = {
     "live_unavailable": "The live channel (Redis) cannot be reached; nothing changed. Try again in a moment.",
     "database_unavailable": "The database cannot be reached; nothing changed. Try again in a moment.",
-    "draining": "This server is restarting; nothing changed. Try again in a moment.",
+    "draining": drain.REFUSAL,
 }
 
 

@@ -33,12 +33,17 @@ log = logging.getLogger(__name__)
 RECONNECT = 4012  # websocket close code: "this process is going away, reconnect now" (static/js/chat/stream.js)
 LEASE = "lease"  # gate leases belong to the jobs that hold them: they are not work of their own
 REFUSAL = "This server is restarting, so nothing was started or saved. Try again in a moment."
+SEND_REFUSAL = (
+    "This server is restarting, so nothing was sent or saved. Your message is still here: send it again in a moment."
+)
 SETTLE_SECONDS = 5  # after the grace period: how long the cancelled jobs get to save what they had
 
 _state = {"draining": False, "hard": False, "since": None}
 _sockets: dict[int, object] = {}  # id -> the ASGI `send` of an open websocket
 _requests = {"in_flight": 0}
 _wake: asyncio.Event | None = None
+_ready_to_close: list = []  # predicates: the sockets may be closed (the apps' events to them were sent)
+QUIET_SECONDS = 0.5  # after the work: events on their way to the sockets (from this process or the layer) arrive
 
 
 def draining() -> bool:
@@ -93,8 +98,16 @@ def _poke() -> None:
         _wake.set()
 
 
+def before_closing(ready) -> None:
+    """`ready()` says whether the sockets may be closed now (an app's events to them are all sent)."""
+    _ready_to_close.append(ready)
+
+
 async def close_sockets(wait: float = 2) -> int:
-    """Close every open websocket with RECONNECT; wait (up to `wait` s) for their consumers to let go."""
+    """Close every open websocket with RECONNECT, once what was on its way to them is sent (up to `wait` s), and
+    wait (up to `wait` s more) for their consumers to let go."""
+    await asyncio.sleep(QUIET_SECONDS if _sockets else 0)
+    await _until(lambda: all(ready() for ready in _ready_to_close), time.monotonic() + wait)
     count = 0
     for send in list(_sockets.values()):
         try:

@@ -65,6 +65,9 @@
 
   function handle(data) {
     var node = data.message_id ? article(data.message_id) : null;
+    // A snapshot or delta that comes after its answer's end (a reconnect's subscription racing the end, as when a
+    // restarting server hands the socket over) must not add to the finished article.
+    if (node && (data.type === "snapshot" || data.type === "delta") && node.dataset.status !== "streaming") node = null;
     if (data.type === "append") place(data.message_id, data.html);
     else if (data.type === "thread") follow(data.ids || []);
     else if (data.type === "snapshot" && node) setBody(node, data.blocks || [], data.tail, data.reasoning, true);

@@ -361,7 +361,10 @@ def test_a_batch_resumes_after_its_server_stops_and_counts_each_request_once(liv
     total = 12
     with paused(live_server):
         port = free_port()
-        first = start_server(port, tmp_path / "first.log", **FAST_SERVER, LOCAL_API_BATCH_DELAY="0.3")
+        # No drain: the stop ends the batch mid-way (a drain would let it finish), as the end of a grace period does.
+        first = start_server(
+            port, tmp_path / "first.log", **FAST_SERVER, LOCAL_API_BATCH_DELAY="0.3", PLAYGROUND_DRAIN_SECONDS="0"
+        )
         api_url = f"http://127.0.0.1:{port}/local/v1"
         try:
             file_id = upload(api_url, [line(f"q{i}") for i in range(total)])

@@ -64,6 +64,36 @@ def test_a_send_while_draining_is_refused_in_words_and_saves_nothing(alice, cata
 
 
 @pytest.mark.django_db(transaction=True)
+def test_over_the_socket_a_send_is_refused_naming_the_drain_and_a_new_socket_is_told_to_reconnect(alice, catalog):
+    from channels.testing import WebsocketCommunicator
+
+    from tests.chat.conftest import ORIGIN, application, connect
+
+    conversation = local_conversation(alice)
+
+    async def scenario():
+        ws = await connect(conversation.pk, alice)  # open before the SIGTERM
+        drain.begin()
+        await ws.send_json_to({"action": "send", "id": "t1", "content": "hello there"})
+        reply = await ws.receive_json_from(timeout=10)
+        await ws.disconnect()
+        late = WebsocketCommunicator(application, f"/ws/chat/{conversation.pk}/", headers=ORIGIN)
+        late.scope["user"] = alice
+        connected, _ = await late.connect()
+        closed = await late.receive_output(timeout=5)
+        return reply, connected, closed
+
+    try:
+        reply, connected, closed = asyncio.run(scenario())
+    finally:
+        drain.reset()
+    # The page leaves this socket and sends the message again by its form POST (stream.js, composer.js).
+    assert reply["type"] == "failed" and reply["problem"] == "draining" and "restarting" in reply["error"]
+    assert not Message.objects.filter(conversation=conversation).exists()
+    assert connected and closed == {"type": "websocket.close", "code": drain.RECONNECT}
+
+
+@pytest.mark.django_db(transaction=True)
 def test_an_evaluation_run_and_a_speech_clip_are_refused_while_draining(alice, draining):
     from playground.evaluate import runner, services
     from playground.evaluate.models import Evaluation
@@ -76,6 +106,34 @@ def test_an_evaluation_run_and_a_speech_clip_are_refused_while_draining(alice, d
     with pytest.raises(UpstreamError) as refused:
         asyncio.run(speech.start_clip(owner=alice, connection=None, model="m", text="hello"))
     assert refused.value.status == 503 and "restarting" in refused.value.message
+
+
+def test_the_drain_lets_every_kind_of_job_finish_and_cancels_what_outlasts_the_grace(draining):
+    from playground.lib import detached
+
+    ended = []
+
+    async def job(name: str, seconds: float) -> None:
+        try:
+            await asyncio.sleep(seconds)
+            ended.append(name)
+        except asyncio.CancelledError:
+            ended.append(f"{name} cancelled")
+            raise
+
+    async def scenario() -> float:
+        for kind, key, seconds in (("speech", 1, 0.2), ("evaluate", 2, 0.4), ("localbatch", "b1", 60)):
+            task = asyncio.create_task(job(kind, seconds))
+            detached.track(kind, key, task)
+            task.add_done_callback(lambda t, kind=kind, key=key: detached.untrack(kind, key, t))
+        started = time.monotonic()
+        await drain.drain(grace=1.0)
+        return time.monotonic() - started
+
+    took = asyncio.run(scenario())
+    assert ended == ["speech", "evaluate", "localbatch cancelled"]
+    assert 1.0 <= took < 4
+    assert drain.work() == []
 
 
 # ---------------------------------------------------------------- real processes, real signals

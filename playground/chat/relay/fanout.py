@@ -131,6 +131,16 @@ async def publish(layer, group: str, event: dict, skip=None) -> None:
             _remote.pop(group, None)
 
 
+def delivered() -> bool:
+    """Whether every event handed to a socket of this process was sent (no inbox holds one): the drain waits for
+    this before it closes the sockets (lib/drain.py)."""
+    for group in list(_followers.values()):
+        for consumer in list(group):
+            if consumer._inbox or (consumer._draining is not None and not consumer._draining.done()):
+                return False
+    return True
+
+
 class Tab:
     """The socket that asked for a turn, and its id for the ask (`action`): the generation's deltas before the
     turn is announced go to it alone, as `chat.early` events in its inbox (after any event handed to it before).

@@ -289,6 +289,10 @@
     if (data.type === "waiting") return;
     var state = track(id);
     var queue = state.queue;
+    // A snapshot or delta after the answer's end (a reconnect's subscription racing the end, as when a restarting
+    // server hands the socket over) must not touch the finished article.
+    var finished = queue.final || articleFor(id).dataset.status !== "streaming";
+    if ((data.type === "snapshot" || data.type === "delta") && finished) return;
     if (data.type === "snapshot") {
       state.ready = true;
       state.seq = data.seq;
