@@ -282,6 +282,7 @@ def test_the_local_api_reaches_the_outbound_guard_without_importing_the_upstream
         "playground.inputs",
         "playground.lib.detached",
         "playground.lib.downloads",
+        "playground.lib.drain",
         "playground.lib.fetch",
         "playground.lib.files",
         "playground.lib.metrics",

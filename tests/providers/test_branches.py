@@ -56,7 +56,7 @@ def path_of(conversation) -> list[tuple[str, str]]:
 
 
 async def run(operation, conversation, args):
-    turn = await operation(conversation, conversation.owner, args)
+    turn = await operation(conversation, args)
     message = await finish(turn.assistant.pk)
     assert message.status == "complete", message.error
     return message
@@ -92,7 +92,7 @@ async def test_edit_regenerate_switch_and_send_follow_the_selected_path(provider
     ]
 
     # Switch back to the original question: its whole continuation is the thread again, and stays so.
-    await ops.switch(conversation, conversation.owner, {"message_id": q1.pk})
+    await ops.switch(conversation, {"message_id": q1.pk})
     original = [("user", q1.content), ("assistant", a1.content), ("user", q2.content), ("assistant", a2.content)]
     assert await sync_to_async(path_of)(conversation) == original
 
@@ -104,7 +104,7 @@ async def test_edit_regenerate_switch_and_send_follow_the_selected_path(provider
     assert (thread[1].sibling_index, thread[1].sibling_count) == (2, 2)
 
     # Back to the first answer, then a new question: the request is that path plus the question.
-    await ops.switch(conversation, conversation.owner, {"message_id": a1.pk})
+    await ops.switch(conversation, {"message_id": a1.pk})
     await send("And one in Portugal?")
     assert sent[4] == {
         **base,
@@ -125,13 +125,11 @@ async def test_inserted_and_deleted_messages_shape_the_next_request(provider, se
     q1 = turn.user_message
     base = {k: v for k, v in sent[0].items() if k != "messages"}
     # A few-shot pair and a system instruction inserted before the question, at the start of the thread.
-    system = await ops.insert(conversation, conversation.owner, {"after": "", "role": "system", "content": "Be brief."})
-    shot_q = await ops.insert(
-        conversation, conversation.owner, {"after": system.pk, "role": "user", "content": "Translate: dog"}
-    )
-    await ops.insert(conversation, conversation.owner, {"after": shot_q.pk, "role": "assistant", "content": "chien"})
+    system = await ops.insert(conversation, {"after": "", "role": "system", "content": "Be brief."})
+    shot_q = await ops.insert(conversation, {"after": system.pk, "role": "user", "content": "Translate: dog"})
+    await ops.insert(conversation, {"after": shot_q.pk, "role": "assistant", "content": "chien"})
     # The answer to the real question is deleted: the next question follows the question.
-    await ops.delete(conversation, conversation.owner, {"message_id": a1.pk})
+    await ops.delete(conversation, {"message_id": a1.pk})
     assert not await Message.objects.filter(pk=a1.pk).aexists()
     turn = await services.send(conversation, "Translate: bird")
     assert (await finish(turn.assistant.pk)).status == "complete"

@@ -48,9 +48,7 @@ async def events_until_done(ws, ids: set[int], timeout=60) -> list[dict]:
 async def test_four_columns_stream_at_once_without_loss_each_with_its_usage(provider):
     conversation = await sync_to_async(new_conversation)(provider)
     ws = await connect(conversation.pk, conversation.owner)
-    turns = await compare.start(
-        conversation, conversation.owner, {"content": QUESTION, "columns": columns_for(provider)}
-    )
+    turns = await compare.start(conversation, {"content": QUESTION, "columns": columns_for(provider)})
     ids = [turn.assistant.pk for turn in turns]
     events = await events_until_done(ws, set(ids))
     await ws.disconnect()
