@@ -94,6 +94,7 @@ class Server:
             "LOCAL_API_TOKEN_RATE": os.environ.get("RELAY_BENCH_TOKEN_RATE", "0"),
             "LOCAL_API_RPM": "1000000",
             "LOCAL_API_TPM": "1000000000",
+            "PLAYGROUND_MAX_ANSWERS_PER_USER": "100000",  # every stream at once (the default refuses past 8)
             "PLAYGROUND_DATA_DIR": self.tmp.name,
             "LOG_LEVEL": "WARNING",
         }

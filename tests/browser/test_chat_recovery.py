@@ -37,6 +37,7 @@ def own_server(tmp_path):
     devserver.stop(*(p for p in started if p.poll() is None))
 
 
+@pytest.mark.console_errors(r"ERR_CONNECTION_REFUSED")  # the server is stopped on purpose: the socket retries
 def test_a_stopped_server_is_announced_and_the_tab_recovers(browser, client, alice, own_server):
     port, start = own_server
     first = start()

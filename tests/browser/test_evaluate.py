@@ -24,7 +24,7 @@ def test_import_twenty_rows_run_two_variants_live_grade_and_export(alice_page, a
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Evaluate").click()
     page.get_by_label("Title").fill("Browser flow")
     page.get_by_role("button", name="Create").click()
-    expect(page.get_by_role("heading", name="Browser flow")).to_be_visible()
+    expect(page.get_by_role("heading", name="Browser flow", exact=True)).to_be_visible()
     page.get_by_role("link", name="Editor", exact=True).click()  # the compact grid is the default view
     page.wait_for_load_state("domcontentloaded")  # the page's scripts listen before we type
 
@@ -36,7 +36,7 @@ def test_import_twenty_rows_run_two_variants_live_grade_and_export(alice_page, a
     user.fill("{{question}} [say:Answer to {{question}}]")
     expect(page.locator("#variable-list li")).to_have_count(1)
     page.get_by_role("button", name="Save as new version").click()
-    expect(page.get_by_text("Prompt saved as v2.")).to_be_visible()
+    expect(page.get_by_text("Prompt saved as Browser flow@v2.")).to_be_visible()
 
     page.get_by_text("Import or paste CSV / JSONL").click()
     page.get_by_label("Or a file (.csv, .jsonl)").set_input_files(str(upload))

@@ -18,7 +18,7 @@ from tests.browser.conftest import log_in, orm, screenshot
 from tests.fakeprovider import server as fake
 from tests.providers.conftest import fake_provider
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 SIZES = {"desktop": {"width": 1440, "height": 900}, "phone": {"width": 390, "height": 844}}
 ANSWER = 60_000

@@ -16,6 +16,8 @@ from tests.fakeprovider import server as fake
 from tests.prompts.conftest import client_of, make_prompt
 from tests.providers.conftest import fake_connection
 
+pytestmark = pytest.mark.needs_local_api
+
 
 @pytest.fixture
 def carol(django_user_model):

@@ -13,7 +13,7 @@ from playground.connections.models import ensure_local_connection
 from playground.evaluate.models import Cell, Evaluation, Variant
 from playground.prompts.models import Prompt, PromptVersion
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 BEFORE = [("evaluate", "0003_evaluation_concurrency")]
 AFTER = [("evaluate", "0006_remove_evaluation_prompt_versions")]
 TEXTS = [("", "Capital of {{country}}?"), ("Be brief.", "Capital of {{country}}?"), ("Be brief.", "{{country}}:")]

@@ -74,7 +74,13 @@ def test_redis_killed_mid_stream_leaves_the_answer_whole(alice, servers, own_red
 def test_a_hundred_concurrent_streams_all_complete(alice, servers, own_redis):
     count = 100
     conversations = [local_conversation(alice) for _ in range(count)]
-    server = servers(REDIS_URL=own_redis.url, LOCAL_API_TOKEN_RATE="0", LOCAL_API_RPM="100000", backlog=1024)
+    server = servers(
+        REDIS_URL=own_redis.url,
+        LOCAL_API_TOKEN_RATE="0",
+        LOCAL_API_RPM="100000",
+        PLAYGROUND_MAX_ANSWERS_PER_USER="1000",  # one user's hundred answers at once
+        backlog=1024,
+    )
     with logged_in(alice, server) as http:
         cookies = dict(http.cookies)
 

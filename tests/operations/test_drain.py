@@ -44,6 +44,7 @@ def test_the_readiness_probe_is_ready_when_not_draining(client):
     assert client.get("/health/ready").status_code == 200
 
 
+@pytest.mark.needs_local_api
 @pytest.mark.django_db(transaction=True)
 def test_a_send_while_draining_is_refused_in_words_and_saves_nothing(alice, catalog, draining):
     conversation = local_conversation(alice)
@@ -63,6 +64,7 @@ def test_a_send_while_draining_is_refused_in_words_and_saves_nothing(alice, cata
     assert not Message.objects.filter(conversation=conversation).exists()
 
 
+@pytest.mark.needs_local_api
 @pytest.mark.django_db(transaction=True)
 def test_over_the_socket_a_send_is_refused_naming_the_drain_and_a_new_socket_is_told_to_reconnect(alice, catalog):
     from channels.testing import WebsocketCommunicator

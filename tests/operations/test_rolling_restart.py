@@ -51,6 +51,7 @@ SERVER = {
     "PLAYGROUND_DRAIN_SECONDS": "40",
     "PLAYGROUND_DB_POOL": "10",
     "PLAYGROUND_CONNECTION_CONCURRENCY": "100",  # every answer at once (the default 8 would queue the others)
+    "PLAYGROUND_MAX_ANSWERS_PER_USER": "100",  # one user's 50 answers at once (the default refuses past 8)
 }
 
 

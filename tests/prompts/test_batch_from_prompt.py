@@ -9,7 +9,7 @@ from django.urls import reverse
 from playground.batches.models import Batch
 from tests.prompts.conftest import client_of, make_prompt
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 
 @pytest.fixture

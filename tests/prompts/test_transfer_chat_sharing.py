@@ -15,7 +15,7 @@ from playground.sharing.freeze import freeze, new_share
 from playground.sharing.models import Share
 from tests.prompts.conftest import client_of, draft, make_prompt
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
 
 
 def _exported(prompt) -> dict:

@@ -7,7 +7,7 @@ from django.urls import reverse
 from playground.prompts.models import ImmutableVersion, Prompt, PromptVersion
 from tests.prompts.conftest import draft, make_prompt
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
 
 
 def test_a_saved_version_cannot_be_changed_or_deleted_in_place(alice):
