@@ -177,8 +177,10 @@ def begin() -> bool:
 
 
 def reset() -> None:
-    """Tests: back to serving."""
+    """Tests: back to serving (and no wake-up event of a loop that may be gone)."""
+    global _wake
     _state.update(draining=False, hard=False, since=None)
+    _wake = None
 
 
 # ---------------------------------------------------------------- the signal
