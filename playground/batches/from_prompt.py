@@ -1,21 +1,17 @@
 """A batch made from a prompt version and a set of variable rows: each row compiled into the version's chat request
 (as the prompt API compiles it), sent as one batch; the batch's metadata records `prompt: name@vN`."""
 
-import csv
-import io
-import json
-
 from asgiref.sync import sync_to_async
 from django import forms
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
-from playground import inputs
 from playground.batches import services
 from playground.batches.forms import MAX_PROMPTS, WINDOW_MAX_HOURS, WINDOW_MIN_HOURS, WINDOW_RE
+from playground.batches.variables import MAX_ERRORS, build_requests, parse_rows
 from playground.catalog.forms import ModelPickerForm
-from playground.prompts.compiling import CompileError, compile_request, version_variables
+from playground.prompts.compiling import CompileError, version_variables
 from playground.prompts.models import PromptVersion
 from playground.upstream.errors import UpstreamError
 
@@ -41,40 +37,13 @@ class PromptBatchForm(ModelPickerForm):
         return window
 
 
-def parse_rows(text: str) -> list[dict]:
-    """The rows as dicts: JSON lines when the first line is an object, else CSV with a header (errors by row)."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    if not lines:
-        raise CompileError("rows: give at least one row of variables.")
-    if lines[0].lstrip().startswith("{"):
-        rows = []
-        for number, line in enumerate(lines, start=1):
-            try:
-                row = inputs.loads(line, field=f"rows[{number}]")
-            except (inputs.InputError, ValueError):
-                raise CompileError(f"rows, line {number}: not a JSON object.") from None
-            if not isinstance(row, dict):
-                raise CompileError(f"rows, line {number}: not a JSON object.")
-            rows.append(row)
-    else:
-        rows = [dict(row) for row in csv.DictReader(io.StringIO("\n".join(lines)))]
-    if len(rows) > MAX_PROMPTS:
-        raise CompileError(f"rows: at most {MAX_PROMPTS} per batch (got {len(rows)}).")
-    return rows
-
-
-def build(version: PromptVersion, model_id: str, rows: list[dict]) -> bytes:
-    lines = []
-    for number, row in enumerate(rows, start=1):
-        try:
-            body = compile_request(version, row)
-        except CompileError as exc:
-            raise CompileError(f"row {number}: {exc}") from None
-        body["model"] = model_id
-        body.pop("stream", None)  # a batch's requests are answered whole
-        item = {"custom_id": f"row-{number}", "method": "POST", "url": services.ENDPOINT, "body": body}
-        lines.append(json.dumps(item, ensure_ascii=False))
-    return ("\n".join(lines) + "\n").encode()
+def build(version: PromptVersion, model_id: str, text: str) -> bytes:
+    """The batch's input file: one request per row of variables (the Batches page's parser and compiler)."""
+    rows, errors = parse_rows(text)
+    bodies, problems = build_requests(version, rows, model_id) if not errors else ([], [])
+    if errors or problems:
+        raise CompileError(" ".join((errors or problems)[:MAX_ERRORS]))
+    return services.build_lines(bodies)
 
 
 def _version(request, vid) -> PromptVersion:
@@ -92,8 +61,7 @@ async def from_prompt(request, vid: int):
     errors = []
     if data is not None and await sync_to_async(form.is_valid)():
         try:
-            rows = parse_rows(form.cleaned_data["rows"])
-            content = build(version, form.cleaned_data["model"], rows)
+            content = build(version, form.cleaned_data["model"], form.cleaned_data["rows"])
             batch = await services.submit(
                 user=user,
                 connection=form.cleaned_data["connection"],
