@@ -102,6 +102,11 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
             self.last_seq[event["message_id"]] = event["seq"]
         await self.send_json({**event, "type": "delta"})
 
+    async def chat_bound(self, event):
+        # The turn this socket asked for is announced: its deltas so far came early (relay/fanout.Tab.bound).
+        message_id = event["message_id"]
+        self.last_seq[message_id] = max(self.last_seq.get(message_id, 0), event["seq"])
+
     async def chat_thread(self, event):
         # The thread changed shape (a branch switched, a message inserted...): the tab fetches its path again.
         await self.send_json({"type": "thread", "origin": event.get("origin", "")})

@@ -2,7 +2,8 @@
 
 A socket that subscribes to a streaming message asks its generation (on whatever process it runs) for a snapshot;
 deltas that arrive meanwhile are held and delivered after it, each exactly once by its sequence number. When no
-generation answers in time, the database has what was flushed.
+generation answers in time, the database has what was flushed. Each delta names the seq it continues (`after`): a
+socket that sees a gap asks for a snapshot again, so a delta the channel layer dropped costs a snapshot, never a word.
 """
 
 import asyncio
@@ -120,7 +121,15 @@ class Replay:
             return
         if message_id not in self.last_seq and not self.follows_unknown:
             return
-        if event["seq"] <= self.last_seq.get(message_id, 0):
+        last = self.last_seq.get(message_id, 0)
+        if event["seq"] <= last:
+            return
+        if event.get("after", last) > last:
+            # A delta between the last one sent and this one never came (the channel layer can drop a message):
+            # the snapshot brings everything up to now, and this delta waits for it with those that follow.
+            await self.subscribe(message_id, last)
+            if message_id in self.waiting:
+                self.waiting[message_id].append(event)
             return
         self.last_seq[message_id] = event["seq"]
         await self.send_json({**event, "type": "delta"})

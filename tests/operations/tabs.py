@@ -103,8 +103,8 @@ class Tab:
             self.log.append(("late delta", event["seq"], len(event.get("text") or ""), self.seq))
         elif kind in ("done", "error"):
             self.status = event["status"]
-            if self.closes and event["seq"] > self.seq:
-                # Handed over as its answer ended: the new socket found it complete and sent the saved answer
-                # whole, which the page puts in place of what it showed (stream.js). What it showed before must
-                # be the saved answer's beginning; the test checks that.
+            if event["seq"] > self.seq:
+                # Its last deltas never reached it (handed over as its answer ended, or dropped on the way): the
+                # end brings the saved answer whole, which the page puts in place of what it showed (stream.js).
+                # What it showed before must be the saved answer's beginning; the test checks that.
                 self.stored_final = True

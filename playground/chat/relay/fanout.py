@@ -21,8 +21,9 @@ deltas only once they heard its `chat.start` or subscribed to it, replay.py):
 - A check in flight never overwrites a mark made meanwhile (the mark is newer than the check's question).
 - A member that joins after a check and does neither takes no delta; it is found by the next check anyway.
 Left as before: a snapshot request that reaches no generation (its control channel not joined yet) falls back to the
-database; that socket then gets deltas through Redis only from the next check (within REFRESH), so it can miss some
-until a later snapshot (a chat tab asks again: `probes`) or the turn's end, which carries the whole answer.
+database; that socket then gets deltas through Redis only from the next check (within REFRESH), so it can miss some.
+Whatever the cause (that, or Redis dropping a message for a full channel), a socket that gets a delta whose `after`
+is beyond what it has asks for a snapshot again (replay.py): a missed delta costs a snapshot, never a word.
 
 The socket that asked for a turn is also its `Tab`: until the turn is announced to every socket, the generation
 hands its deltas to that one alone, in memory, without waiting for the turn's rows (see relay/generation.py).
@@ -159,6 +160,12 @@ class Tab:
         consumer = self.consumer
         if consumer is not None:
             consumer.hand({**event, "type": "chat.early", "action": self.action})
+
+    def bound(self, message_id: int, seq: int) -> None:
+        """The turn is announced: the deltas the tab got alone went up to `seq` (some carried no message id)."""
+        consumer = self.consumer
+        if consumer is not None:
+            consumer.hand({"type": "chat.bound", "message_id": message_id, "seq": seq})
 
 
 class LocalFollower:

@@ -135,6 +135,8 @@ class Generation(AnswerRows, ControlChannel, LiveDeltas):
         """The placeholder went to every tab (start_turn): the deltas go to them all from now on, the first of
         them carrying, for the other tabs, what the asking tab got alone."""
         self._catch_up = self.tab is not None and self.published_seq > 0
+        if self._catch_up:
+            self.tab.bound(self.message_id, self.published_seq)
         self.announced.set()
         if self._catch_up:
             self._wake.set()

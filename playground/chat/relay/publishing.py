@@ -31,6 +31,7 @@ class LiveDeltas:
             "type": "chat.delta",
             "message_id": self.message_id,
             "seq": self.published_seq,
+            "after": 0,
             "blocks": list(self.blocks),
             "tail": self.tail,
             "reasoning": "".join(self.published_reasoning),
@@ -61,12 +62,13 @@ class LiveDeltas:
             blocks = []
         self.published_content.append(text)
         self.published_reasoning.append(reasoning)
-        self.published_seq = self.seq
+        after, self.published_seq = self.published_seq, self.seq
         self.publishes += 1
         event = {
             "type": "chat.delta",
             "message_id": self.message_id,
             "seq": self.seq,
+            "after": after,  # the seq this delta continues: a socket that has less missed one (replay.py)
             "blocks": blocks,
             "tail": self.tail,
             "reasoning": reasoning,
