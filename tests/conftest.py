@@ -22,6 +22,27 @@ from playground.devserver import free_port
 from playground.devserver import stop as stop_server
 from tests.fakeprovider.server import FakeProvider
 
+
+def _flush_by_delete() -> None:
+    """A transactional test ends with a flush of every table. On PostgreSQL Django TRUNCATEs them (0.2 s: each
+    table gets new files, under a lock that waits for the live server's connections); DELETE of tables that hold a
+    few rows each, in one transaction whose foreign-key checks are deferred to its end, takes 0.01 s. Sequences are
+    not reset either way."""
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    truncate = DatabaseOperations.sql_flush
+
+    def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
+        if reset_sequences:
+            return truncate(self, style, tables, reset_sequences=True, allow_cascade=allow_cascade)
+        return [f"{style.SQL_KEYWORD('DELETE FROM')} {style.SQL_FIELD(self.quote_name(table))};" for table in tables]
+
+    DatabaseOperations.sql_flush = sql_flush
+
+
+if "postgresql" in settings.DATABASES["default"]["ENGINE"]:
+    _flush_by_delete()
+
 # The test process imports playground.asgi before its test database exists; live servers check at boot.
 os.environ.setdefault("PLAYGROUND_BOOT_CHECKS", "off")
 
