@@ -43,7 +43,7 @@ def running(message_id: int) -> "Generation | None":
     return detached.get(KIND, message_id)
 
 
-def _read(part: str, name: str, *, writable: bool = False) -> property:
+def _from(part: str, name: str, *, writable: bool = False) -> property:
     """A name of one of the generation's parts, read (and written) through the generation."""
 
     def get(generation):
@@ -90,19 +90,19 @@ class Generation:
         self._said_waiting: tuple[int, int] | None = None
 
     # What the sockets, the commands and the tests read of it; the state itself is in its parts.
-    message_id = _read("answer", "message_id", writable=True)
-    conversation_id = _read("answer", "conversation_id", writable=True)
-    tool_calls = _read("answer", "tool_calls", writable=True)
-    seq = _read("answer", "seq")
-    content = _read("answer", "content")
-    usage = _read("answer", "usage")
-    finish_reason = _read("answer", "finish_reason")
-    trace_id = _read("answer", "trace_id")
-    chunks = _read("answer", "chunks")
-    tab = _read("live", "tab")
-    published_seq = _read("live", "seq")
-    live_lost = _read("live", "lost")
-    closing = _read("live", "closing")  # ending: nothing more is published but its final event
+    message_id = _from("answer", "message_id", writable=True)
+    conversation_id = _from("answer", "conversation_id", writable=True)
+    tool_calls = _from("answer", "tool_calls", writable=True)
+    seq = _from("answer", "seq")
+    content = _from("answer", "content")
+    usage = _from("answer", "usage")
+    finish_reason = _from("answer", "finish_reason")
+    trace_id = _from("answer", "trace_id")
+    chunks = _from("answer", "chunks")
+    tab = _from("live", "tab")
+    published_seq = _from("live", "seq")
+    live_lost = _from("live", "lost")
+    closing = _from("live", "closing")  # ending: nothing more is published but its final event
 
     # -- life cycle (begin, bind and abort run on the event loop)
 
