@@ -11,29 +11,16 @@ from pathlib import Path
 import dj_database_url
 from cryptography.fernet import Fernet
 
+from playground.lib.environment import collected, env_bool, env_list, persisted_secret
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 (BASE_DIR / "var").mkdir(exist_ok=True)
 
 
-def env_bool(name: str, default: bool = False) -> bool:
-    return os.environ.get(name, str(default)).strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_list(name: str, default: str = "") -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
-
-
-def persisted_secret(filename: str, make) -> str:
-    """A secret generated once for local runs and kept in an ignored file beside the project."""
-    path = BASE_DIR / filename
-    if not path.exists():
-        path.write_text(make())
-        path.chmod(0o600)
-    return path.read_text().strip()
-
-
 DEBUG = env_bool("DJANGO_DEBUG")
-SECRET_KEY = os.environ.get("SECRET_KEY") or persisted_secret(".secret_key", lambda: secrets.token_urlsafe(50))
+SECRET_KEY = os.environ.get("SECRET_KEY") or persisted_secret(
+    BASE_DIR / ".secret_key", lambda: secrets.token_urlsafe(50)
+)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
@@ -273,20 +260,6 @@ STORAGES = {
 }
 
 
-def collected(source: Path, root: Path) -> bool:
-    """Whether `collectstatic` copied every file of `source` into `root` since it last changed."""
-    for folder, _, names in os.walk(source):
-        for name in names:
-            path = Path(folder) / name
-            copy = root / path.relative_to(source)
-            try:
-                if copy.stat().st_mtime < path.stat().st_mtime:
-                    return False
-            except FileNotFoundError:
-                return False
-    return True
-
-
 # The collected files (`make run`, the Procfile's release) are served with their gzip copies; until they are
 # collected, or once a file of static/ changed since, straight from static/ (uncompressed), so `make test` needs
 # no collectstatic and never serves a stale copy. (WhiteNoise's finders take precedence over STATIC_ROOT.)
@@ -320,7 +293,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 # Connection keys are encrypted with MultiFernet: newest key first, older keys still decrypt.
 # For local runs a generated key is kept in `.encryption_key` (ignored by git); production sets the variable.
 ENCRYPTION_KEYS = env_list("PLAYGROUND_ENCRYPTION_KEYS") or [
-    persisted_secret(".encryption_key", lambda: Fernet.generate_key().decode())
+    persisted_secret(BASE_DIR / ".encryption_key", lambda: Fernet.generate_key().decode())
 ]
 
 # Hosts users may point connections at, and the local API may fetch media parts from (e.g.

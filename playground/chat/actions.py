@@ -1,11 +1,14 @@
-"""What a chat tab asks for over its websocket: `{"action": <name>, "id": <the tab's id for it>, ...fields}`.
+"""What a chat tab asks for over its websocket: every frame of the chat socket is dispatched here (`dispatch`).
 
-Each action is a thin adapter over the command of the same name (commands.py, which the htmx views call too),
-registered under its name (`@action("send")`); the consumer only decodes the frame and hands it here with the
-socket's user and conversation. An action answers the tab with frames carrying the frame's `id`: `sent` (it
-started or changed: the articles to show, or `thread`, the re-rendered selected path; `message_ids`), `invalid`
-(nothing was done: `errors`, each naming the field and the limit), `failed` (nothing was done: the database or the
-live channel is down) or `refused` (not this user's, or not possible).
+Actions, `{"action": <name>, "id": <the tab's id for it>, ...fields}`: each is a thin adapter over the command of the
+same name (commands.py, which the htmx views call too), registered under its name (`@action("send")`); the consumer
+only decodes the frame and hands it here with the socket's user and conversation. An action answers the tab with
+frames carrying the frame's `id`: `sent` (it started or changed: the articles to show, or `thread`, the re-rendered
+selected path; `message_ids`), `invalid` (nothing was done: `errors`, each naming the field and the limit), `failed`
+(nothing was done: the database or the live channel is down) or `refused` (not this user's, or not possible).
+
+Signals, `{"type": <name>, ...}` with no id and no reply but the ping's pong, registered with `@signal`: the page's
+heartbeat (`ping`), the request for a running answer's snapshot and deltas (`subscribe`) and `stop`.
 
 A send over the socket skips what the form POST pays for before the upstream call (the middleware stack, the
 multipart parsing, the session and user queries).
@@ -45,7 +48,9 @@ class Context:
         return Tab(self.socket, self.id) if self.socket is not None else None
 
 
-ACTIONS: dict[str, Callable[[Context, dict], Awaitable[None]]] = {}
+Handler = Callable[[Context, dict], Awaitable[None]]
+ACTIONS: dict[str, Handler] = {}  # frames that carry an id and get one reply, by `action` (else `type`)
+SIGNALS: dict[str, Handler] = {}  # frames with no id, by `type`
 
 
 def action(name: str):
@@ -54,6 +59,30 @@ def action(name: str):
         return function
 
     return register
+
+
+def signal(name: str):
+    def register(function):
+        SIGNALS[name] = function
+        return function
+
+    return register
+
+
+def kinds() -> list[str]:
+    """The kinds of frame the chat socket reads (lib/frames.py refuses the others)."""
+    return [*ACTIONS, *SIGNALS]
+
+
+async def dispatch(user, conversation_id: int, frame: dict, send: Reply, socket=None) -> None:
+    """Hand one frame of the chat socket to its action, else to its signal."""
+    if name_of(frame):
+        await run(user, conversation_id, frame, send, socket)
+        return
+    kind = frame.get("type")
+    handler = SIGNALS.get(kind) if isinstance(kind, str) else None
+    if handler is not None:
+        await handler(Context(user, conversation_id, send, socket), frame)
 
 
 def name_of(frame: dict) -> str | None:
@@ -184,3 +213,32 @@ async def tool_results(ctx: Context, frame: dict) -> None:
         return
     ids = outcome.message_ids
     await ctx.reply({"type": "sent", "conversation": ctx.conversation_id, "html": outcome.html, "message_ids": ids})
+
+
+def _message_and_after(frame: dict) -> tuple[int, int] | None:
+    """The answer a signal names and the seq its tab has of it; None when either is not a number."""
+    try:
+        return int(frame.get("message_id")), int(frame.get("after") or 0)
+    except (TypeError, ValueError):
+        return None
+
+
+@signal("ping")
+async def ping(ctx: Context, frame: dict) -> None:
+    """The page's heartbeat (stream.js): a silent socket is a dead one."""
+    await ctx.reply({"type": "pong"})
+
+
+@signal("subscribe")
+async def subscribe(ctx: Context, frame: dict) -> None:
+    """Follow a running answer from `after`: a snapshot, then its deltas (replay.py, the socket's mixin)."""
+    named = _message_and_after(frame)
+    if named is not None:
+        await ctx.socket.subscribe(*named)
+
+
+@signal("stop")
+async def stop(ctx: Context, frame: dict) -> None:
+    named = _message_and_after(frame)
+    if named is not None:
+        await commands.stop(ctx.user, ctx.conversation_id, named[0])

@@ -1,13 +1,13 @@
 """The chat websocket: transport glue between a browser tab and the conversation's generations (see services).
 
-Frames from the tab: `subscribe` and `stop` (by message id), and actions (`{"action": "send", "id": ...}`, see
-actions.py), handed as they are to plain service functions."""
+Frames from the tab, actions (`{"action": "send", "id": ...}`) and signals (`ping`, `subscribe`, `stop`), are
+handed as they are to actions.py, which dispatches each to its handler."""
 
 import asyncio
 
 from channels.db import database_sync_to_async
 
-from playground.chat import actions, commands
+from playground.chat import actions
 from playground.chat.models import Message
 from playground.chat.relay import fanout
 from playground.chat.relay.display import render_message
@@ -18,8 +18,6 @@ from playground.chat.replay import Replay
 from playground.chat.send_cache import SendCache
 from playground.lib.frames import FrameConsumer
 from playground.lib.sockets import AccountSockets
-
-CONTROL_FRAMES = ("subscribe", "stop", "ping")
 
 
 class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
@@ -54,26 +52,11 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
 
     @classmethod
     def frame_kinds(cls) -> list[str]:
-        return [*actions.ACTIONS, *CONTROL_FRAMES]
+        return actions.kinds()
 
     async def receive_json(self, content, **kwargs):
-        if not self.group:
-            return
-        if actions.name_of(content):
-            await actions.run(self.scope["user"], self.conversation_id, content, self.send_json, self)
-            return
-        if content.get("type") == "ping":  # the page's heartbeat (stream.js): a silent socket is a dead one
-            await self.send_json({"type": "pong"})
-            return
-        try:
-            message_id = int(content.get("message_id"))
-            after = int(content.get("after") or 0)
-        except (TypeError, ValueError):
-            return
-        if content.get("type") == "subscribe":
-            await self.subscribe(message_id, after)
-        elif content.get("type") == "stop":
-            await commands.stop(self.scope["user"], self.conversation_id, message_id)
+        if self.group:
+            await actions.dispatch(self.scope["user"], self.conversation_id, content, self.send_json, self)
 
     probes = 5  # asked again while its row is still being stamped (a generation alive but out of reach)
 

@@ -3,6 +3,7 @@ files every pass it settles under the purpose it was opened for, and keeps no li
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.urls import reverse
 
 from playground.connections import gate, ledger
 from playground.teams.models import Membership, UsageRecord
@@ -56,6 +57,16 @@ async def test_a_failure_and_a_long_purpose_are_filed_too(connection, team, bob,
     await ticket.asettle(usage={"prompt_tokens": 3, "completion_tokens": 2})
     rows = [(row.kind, row.status, row.tokens) async for row in UsageRecord.objects.order_by("pk")]
     assert rows == [("summaries", "error", 0), ("a purpose longer", "ok", 5)]
+
+
+async def test_the_teams_usage_report_shows_a_new_purpose_as_it_shows_chat(connection, team, alice, bob, async_client):
+    """The report groups the ledger by what it holds: a new purpose needs no label or column written for it."""
+    await summarise(connection, bob, "The river runs to the sea.")
+    await async_client.aforce_login(alice)
+    page = (await async_client.get(reverse("teams:usage", args=[team.pk]))).content.decode()
+    assert "summaries" in page and fake.CHAT_MODEL in page
+    csv_text = (await async_client.get(reverse("teams:usage_csv", args=[team.pk]))).content.decode()
+    assert any(f",bob,summaries,{fake.CHAT_MODEL},ok,1," in line for line in csv_text.splitlines())
 
 
 def test_the_ledger_lists_no_purposes():

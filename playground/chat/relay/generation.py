@@ -19,17 +19,15 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from playground.chat.models import Message
-from playground.chat.relay import fanout
-from playground.chat.relay.chunks import merge_tool_call, whole_answer
-from playground.chat.relay.control import ControlChannel, generation_group
+from playground.chat.relay import control, fanout, persistence
+from playground.chat.relay.answer import Answer, Unsent
+from playground.chat.relay.control import generation_group
 from playground.chat.relay.display import final_html
 from playground.chat.relay.limits import Limits, internal_error, rejects_stream_options
-from playground.chat.relay.persistence import AnswerRows, record_usage
-from playground.chat.relay.publishing import LiveDeltas, conversation_group, wake_up
+from playground.chat.relay.publishing import Live, conversation_group
 from playground.connections import gate
 from playground.connections.models import Connection
 from playground.lib import detached, metrics
-from playground.lib.markdown.rendering import BlockRenderer
 from playground.upstream import client
 from playground.upstream.client import Endpoint
 from playground.upstream.errors import UpstreamError
@@ -45,7 +43,23 @@ def running(message_id: int) -> "Generation | None":
     return detached.get(KIND, message_id)
 
 
-class Generation(AnswerRows, ControlChannel, LiveDeltas):
+def _from(part: str, name: str, *, writable: bool = False) -> property:
+    """A name of one of the generation's parts, read (and written) through the generation."""
+
+    def get(generation):
+        return getattr(getattr(generation, part), name)
+
+    def put(generation, value):
+        setattr(getattr(generation, part), name, value)
+
+    return property(get, put if writable else None)
+
+
+class Generation:
+    """One answer's life: the upstream call, and its parts given the state they work on: `answer` (what arrived,
+    answer.py), `live` (what the tabs were shown, publishing.py), the rows written from the answer
+    (persistence.py) and the control channel that reaches the live view and the stop (control.py)."""
+
     def __init__(
         self,
         endpoint: Endpoint,
@@ -56,55 +70,39 @@ class Generation(AnswerRows, ControlChannel, LiveDeltas):
         limits: Limits | None = None,
         tab: fanout.Tab | None = None,
     ):
-        # Known once the assistant row exists (bind); the upstream call may start before.
-        self.message_id: int | None = None
-        self.conversation_id: int | None = None
-        self.loop = loop
-        self._bound: asyncio.Future | None = None
+        # The request, as the gate let it through (the endpoint once a queued pass opens, the body without
+        # stream_options for a provider that refuses them).
         self.endpoint = endpoint
         self.body = body
         self.headers = headers or {}
-        self.task: asyncio.Task | None = None
-        self.requested = asyncio.Event()  # the request is written: the provider is working on it
-        self.work: asyncio.Task | None = None
-        self.stop_requested = False
-        self.replaces: int | None = None  # a retried answer, deleted once this one is complete
-        self.live_lost = False  # a publish failed: some tab may have missed deltas
         self.limits = limits or Limits()
-        self.tab = tab  # the socket that asked: it gets the deltas before the announcement
+        self.replaces: int | None = None  # a retried answer, deleted once this one is complete
+        # Its state, one object a part.
+        self.answer = Answer(Unsent(timing=settings.DEBUG_RELAY_TIMING))
+        self.live = Live(self.answer, tab)
+        # Its life cycle.
+        self.loop = loop
+        self.task: asyncio.Task | None = None
+        self.work: asyncio.Task | None = None  # the upstream call
+        self.requested = asyncio.Event()  # the request is written: the provider is working on it
+        self.stop_requested = False
+        self._bound: asyncio.Future | None = None  # the assistant row exists (bind)
+        self._said_waiting: tuple[int, int] | None = None
 
-        self.seq = 0
-        self.content: list[str] = []
-        self.reasoning: list[str] = []
-        self.extra: dict[int, list[str]] = {}
-        self.tool_calls: dict[int, dict] = {}
-        self.usage: dict | None = None
-        self.finish_reason = ""
-        self.trace_id = ""
-        self.started = time.monotonic()
-        self.first_token: float | None = None
-        self.chunks = 0
-
-        # What was received but not yet published, and what the websockets have been sent so far.
-        self._pending_text: list[str] = []
-        self._pending_reasoning: list[str] = []
-        self._pending_extra: dict[int, list[str]] = {}
-        self._wake = asyncio.Event()
-        self._nap: asyncio.Future | None = None  # the publisher's pause between two frames, cut short at the end
-        self._closing = False
-        # Set once the placeholder was announced to the tabs (start_turn): no delta or end may overtake it.
-        self.announced = asyncio.Event()
-        self._catch_up = False  # announced after deltas went to the tab alone: the other tabs get them in one
-        self.published_seq = 0
-        self.renderer = BlockRenderer()
-        self.blocks: list[str] = []
-        self.tail = ""
-        self.published_content: list[str] = []
-        self.published_extra: dict[int, list[str]] = {}
-        self.published_reasoning: list[str] = []
-        self.publishes = 0
-        self._timing = settings.DEBUG_RELAY_TIMING
-        self._pending_since: float | None = None
+    # What the sockets, the commands and the tests read of it; the state itself is in its parts.
+    message_id = _from("answer", "message_id", writable=True)
+    conversation_id = _from("answer", "conversation_id", writable=True)
+    tool_calls = _from("answer", "tool_calls", writable=True)
+    seq = _from("answer", "seq")
+    content = _from("answer", "content")
+    usage = _from("answer", "usage")
+    finish_reason = _from("answer", "finish_reason")
+    trace_id = _from("answer", "trace_id")
+    chunks = _from("answer", "chunks")
+    tab = _from("live", "tab")
+    published_seq = _from("live", "seq")
+    live_lost = _from("live", "lost")
+    closing = _from("live", "closing")  # ending: nothing more is published but its final event
 
     # -- life cycle (begin, bind and abort run on the event loop)
 
@@ -114,7 +112,7 @@ class Generation(AnswerRows, ControlChannel, LiveDeltas):
         self.task = detached.spawn(self.run(), name="generation")
 
     def bind(self, message_id: int, conversation_id: int) -> None:
-        self.message_id, self.conversation_id = message_id, conversation_id
+        self.answer.message_id, self.answer.conversation_id = message_id, conversation_id
         detached.track(KIND, message_id, self)
         self.task.set_name(f"generation-{message_id}")
         if not self._bound.done():
@@ -132,14 +130,13 @@ class Generation(AnswerRows, ControlChannel, LiveDeltas):
         detached.spawn(self._release_ticket(), name="release-lease")
 
     def announce(self) -> None:
-        """The placeholder went to every tab (start_turn): the deltas go to them all from now on, the first of
-        them carrying, for the other tabs, what the asking tab got alone."""
-        self._catch_up = self.tab is not None and self.published_seq > 0
-        if self._catch_up:
-            self.tab.bound(self.message_id, self.published_seq)
-        self.announced.set()
-        if self._catch_up:
-            self._wake.set()
+        self.live.announce()
+
+    def snapshot(self) -> dict:
+        return self.live.snapshot()
+
+    def lost_live(self, exc: BaseException) -> None:
+        self.live.lost_live(exc)
 
     # -- control
 
@@ -149,11 +146,6 @@ class Generation(AnswerRows, ControlChannel, LiveDeltas):
             self.work.cancel()
 
     cancel = stop  # detached.cancel(KIND, pk)
-
-    @property
-    def closing(self) -> bool:
-        """Ending: nothing more is published but its final event."""
-        return self._closing
 
     # -- the upstream call
 
@@ -171,7 +163,7 @@ class Generation(AnswerRows, ControlChannel, LiveDeltas):
                 await self._stream()
             except UpstreamError as error:
                 # Some providers refuse stream_options; ask once more without it and let the connection forget it.
-                if not (rejects_stream_options(error) and "stream_options" in self.body and not self.chunks):
+                if not (rejects_stream_options(error) and "stream_options" in self.body and not self.answer.chunks):
                     raise
                 self.body = {k: v for k, v in self.body.items() if k != "stream_options"}
                 if self.limits.connection_id:
@@ -184,20 +176,21 @@ class Generation(AnswerRows, ControlChannel, LiveDeltas):
                 )
             except TimeoutError:
                 raise self.limits.no_answer() from None
-            self.trace_id = result.trace_id
-            self._apply_response(result.data if isinstance(result.data, dict) else {})
+            self.answer.trace_id = result.trace_id
+            self.answer.apply_response(result.data if isinstance(result.data, dict) else {})
 
     async def _stream(self) -> None:
         # The first-token timeout covers connecting and the response headers too; paced() lifts it once the
         # answer has started and watches the silences between chunks instead.
+        answer = self.answer
         try:
             async with asyncio.timeout(self.limits.first_token) as first:
                 async with client.chat_stream(
                     self.endpoint, self.body, self.headers, sent=self.requested.set
                 ) as stream:
-                    self.trace_id = stream.trace_id
-                    apply = self._apply
-                    async for batch in self.limits.paced(stream, self, first):
+                    answer.trace_id = stream.trace_id
+                    apply = answer.apply
+                    async for batch in self.limits.paced(stream, answer, first):
                         if self.stop_requested:
                             raise asyncio.CancelledError
                         for chunk in batch:
@@ -205,68 +198,19 @@ class Generation(AnswerRows, ControlChannel, LiveDeltas):
         except TimeoutError:
             raise self.limits.no_answer() from None
 
-    def _add(self, text: str, reasoning: str) -> None:
-        if self.first_token is None:
-            self.first_token = time.monotonic()
-        if self._timing and self._pending_since is None:
-            self._pending_since = time.time()
-        self.seq += 1
-        if text:
-            self.content.append(text)
-            self._pending_text.append(text)
-        if reasoning:
-            self.reasoning.append(reasoning)
-            self._pending_reasoning.append(reasoning)
-        self._wake.set()
-
-    def _apply(self, chunk: dict) -> None:
-        self.chunks += 1
-        if isinstance(chunk.get("usage"), dict):
-            self.usage = chunk["usage"]
-        for choice in chunk.get("choices") or []:
-            index = choice.get("index") or 0
-            delta = choice.get("delta") or {}
-            text = delta.get("content") or ""
-            reasoning = delta.get("reasoning_content") or ""
-            if index == 0:
-                if choice.get("finish_reason"):
-                    self.finish_reason = choice["finish_reason"]
-                for call in delta.get("tool_calls") or []:
-                    self._merge_tool_call(call)
-                if text or reasoning:
-                    self._add(text, reasoning)
-            elif text:
-                # The other choices (n > 1) stream too, numbered in the same sequence as the first.
-                self.seq += 1
-                self.extra.setdefault(index, []).append(text)
-                self._pending_extra.setdefault(index, []).append(text)
-                self._wake.set()
-
-    def _merge_tool_call(self, call: dict) -> None:
-        if self.first_token is None:
-            self.first_token = time.monotonic()
-        merge_tool_call(self.tool_calls, call)
-
-    def _apply_response(self, data: dict) -> None:
-        answer = whole_answer(data)
-        self.usage, self.finish_reason, self.extra = answer.usage, answer.finish_reason, answer.extra
-        self.tool_calls.update(answer.tool_calls)
-        if answer.content or answer.reasoning:
-            self._add(answer.content, answer.reasoning)
-
     async def _waiting(self, in_use: int, limit: int) -> None:
         """Tell the tabs the answer waits for a free slot of its connection (rather than failing)."""
-        if getattr(self, "_said_waiting", None) == (in_use, limit):
+        if self._said_waiting == (in_use, limit):
             return
         self._said_waiting = (in_use, limit)
         await asyncio.shield(self._bound)
-        await self._await_announcement()
+        await self.live.await_announcement()
         text = f"Waiting for a free slot ({in_use} of {limit} in use)"  # the badge animates its own dots
         try:
-            event = {"type": "chat.waiting", "message_id": self.message_id, "text": text}
-            await fanout.publish(get_channel_layer(), conversation_group(self.conversation_id), event)
+            event = {"type": "chat.waiting", "message_id": self.answer.message_id, "text": text}
+            await fanout.publish(get_channel_layer(), conversation_group(self.answer.conversation_id), event)
         except Exception as exc:
-            self.lost_live(exc)
+            self.live.lost_live(exc)
 
     # -- the whole life of a generation
 
@@ -274,7 +218,7 @@ class Generation(AnswerRows, ControlChannel, LiveDeltas):
         # The upstream call first; the rest needs the message, which the caller is saving meanwhile.
         self.work = asyncio.create_task(self._call())
         layer = get_channel_layer()
-        publisher = asyncio.create_task(self._publish_loop(layer)) if self.tab is not None else None
+        publisher = asyncio.create_task(self.live.run(layer)) if self.live.tab is not None else None
         try:
             await self._bound
         except asyncio.CancelledError:
@@ -288,12 +232,12 @@ class Generation(AnswerRows, ControlChannel, LiveDeltas):
         status, error = Message.COMPLETE, None
         channel, listener, helpers = None, None, []
         try:
-            helpers.append(asyncio.create_task(self._flush_loop()))
+            helpers.append(asyncio.create_task(persistence.flush_every_second(self.answer, self.body)))
             if publisher is not None:
                 helpers.append(publisher)
-            channel, listener = await self._join(layer)
+            channel, listener = await control.join(layer, self.live, self.stop)
             if publisher is None:
-                helpers.append(asyncio.create_task(self._publish_loop(layer)))
+                helpers.append(asyncio.create_task(self.live.run(layer)))
             await self.work
         except asyncio.CancelledError:
             # Cancelled from outside (the process is shutting down) rather than by Stop: keep it as interrupted.
@@ -301,30 +245,31 @@ class Generation(AnswerRows, ControlChannel, LiveDeltas):
         except UpstreamError as exc:
             status, error = Message.ERROR, exc.as_dict()
             if not error.get("trace_id"):
-                error["trace_id"] = self.trace_id
+                error["trace_id"] = self.answer.trace_id
         except Exception as exc:
-            log.exception("Generation of message %s failed", self.message_id)
-            status, error = Message.ERROR, internal_error(exc, self.trace_id)
+            log.exception("Generation of message %s failed", self.answer.message_id)
+            status, error = Message.ERROR, internal_error(exc, self.answer.trace_id)
         finally:
             # Every path releases what the generation took: the upstream response, the helpers, the channel.
             # Shielded: a second cancel (shutdown) must not cut the release and the final save short.
             await asyncio.shield(self._close(layer, channel, listener, helpers, status, error))
 
     async def _close(self, layer, channel, listener, helpers, status: str, error: dict | None) -> None:
+        answer = self.answer
         try:
             await self._release(layer, channel, listener, helpers)
             await self._end(layer, channel, status, error)
         finally:
-            detached.untrack(KIND, self.message_id, self)
+            detached.untrack(KIND, answer.message_id, self)
             metrics.generation_ended(
                 KIND,
-                key=self.message_id,
+                key=answer.message_id,
                 status=status,
-                trace_id=self.trace_id,
+                trace_id=answer.trace_id,
                 model=str(self.body.get("model", "")),
-                seconds=time.monotonic() - self.started,
-                first_token_ms=round((self.first_token - self.started) * 1000, 1) if self.first_token else None,
-                finish_reason=self.finish_reason,
+                seconds=time.monotonic() - answer.started,
+                first_token_ms=round((answer.first_token - answer.started) * 1000, 1) if answer.first_token else None,
+                finish_reason=answer.finish_reason,
             )
             await self._release_ticket()  # when _end could not settle it
 
@@ -333,7 +278,7 @@ class Generation(AnswerRows, ControlChannel, LiveDeltas):
             try:
                 await self.limits.ticket.arelease()
             except Exception:
-                log.exception("Could not release the lease of message %s", self.message_id)
+                log.exception("Could not release the lease of message %s", self.answer.message_id)
 
     async def _release(self, layer, channel: str | None, listener: asyncio.Task | None, helpers: list) -> None:
         if not self.work.done():
@@ -341,52 +286,55 @@ class Generation(AnswerRows, ControlChannel, LiveDeltas):
         with suppress(BaseException):
             await self.work
         if helpers:
-            helpers[0].cancel()  # the flusher; the publisher ends by itself once _closing is set
-        self._closing = True
-        self._wake.set()
-        if self._nap is not None:
-            wake_up(self._nap)
+            helpers[0].cancel()  # the flusher; the publisher ends by itself once closed
+        self.live.close()
         if listener is not None:
-            await self._close_listener(layer, channel, listener)
+            await control.close_listener(layer, channel, listener)
         for helper in helpers:
             with suppress(BaseException):
                 await helper
 
+    async def _finish(self, status: str, error: dict | None) -> None:
+        await persistence.finish(
+            self.answer, self.body, status, error, replaces=self.replaces, ticket=self.limits.ticket
+        )
+
     async def _end(self, layer, channel: str | None, status: str, error: dict | None) -> None:
         """Make the row final, then tell the viewers: a tab that hears `done` reads a finished message. The last
         words go out first: they must not wait for the final save and render."""
-        await self._await_announcement()
+        answer, live = self.answer, self.live
+        await live.await_announcement()
         try:
-            await self._publish(layer)
+            await live.publish(layer)
         except Exception as exc:
-            self.lost_live(exc)
+            live.lost_live(exc)
         try:
             await self._finish(status, error)
         except Exception:
             # Left streaming, no longer stamped: the heartbeat sweep ends it as interrupted with what was flushed.
-            log.exception("Could not save the end of message %s", self.message_id)
+            log.exception("Could not save the end of message %s", answer.message_id)
             return
-        await record_usage(self, status)
-        html = await sync_to_async(final_html)(self.message_id)  # None: deleted mid-stream
-        await self._await_announcement()
+        await persistence.record_usage(answer, self.body, self.limits.ticket, status)
+        html = await sync_to_async(final_html)(answer.message_id)  # None: deleted mid-stream
+        await live.await_announcement()
         try:
             # Live viewers get every delta before the final render.
-            await self._publish(layer)
+            await live.publish(layer)
             if channel is not None:
-                await layer.group_discard(generation_group(self.message_id), channel)
+                await layer.group_discard(generation_group(answer.message_id), channel)
             if html is None:
                 return
             event = {
                 "type": "chat.error" if status == Message.ERROR else "chat.done",
-                "message_id": self.message_id,
-                "seq": self.seq,
+                "message_id": answer.message_id,
+                "seq": answer.seq,
                 "status": status,
                 "html": html,
             }
             if self.replaces and status == Message.COMPLETE:
                 event["replaced"] = self.replaces
-            if self.live_lost:
+            if live.lost:
                 event["notice"] = LIVE_LOST_NOTICE
-            await fanout.publish(layer, conversation_group(self.conversation_id), event)
+            await fanout.publish(layer, conversation_group(answer.conversation_id), event)
         except Exception as exc:
-            self.lost_live(exc)
+            live.lost_live(exc)

@@ -12,7 +12,7 @@ from playground.upstream.errors import UpstreamError
 
 
 class Progress(Protocol):
-    """What pacing reads of a generation (relay/generation.py): whether its answer started, and how far."""
+    """What pacing reads of an answer (relay/answer.py): whether it started, and how far."""
 
     first_token: object
     tool_calls: list
@@ -54,12 +54,12 @@ class Limits:
             "was ended; what arrived is kept. Retry, or raise the idle timeout of the connection.",
         )
 
-    async def paced(self, stream, generation: Progress, first: asyncio.Timeout):
+    async def paced(self, stream, answer: Progress, first: asyncio.Timeout):
         """The stream's chunks, a network read's worth at a time (a list); after the first token, a silence
         longer than the idle timeout ends it in words."""
         batches = aiter(stream.batches())
         while True:
-            started = generation.first_token is not None or bool(generation.tool_calls)
+            started = answer.first_token is not None or bool(answer.tool_calls)
             if not started:
                 batch = await anext(batches, _END)
             else:
@@ -69,7 +69,7 @@ class Limits:
                     async with asyncio.timeout(self.idle):
                         batch = await anext(batches, _END)
                 except TimeoutError:
-                    raise self.silent(generation.chunks) from None
+                    raise self.silent(answer.chunks) from None
             if batch is _END:
                 return
             yield batch

@@ -1,9 +1,10 @@
 """POST /audio/speech (spec 2.9) and the caller's reference voices (2.10).
 
-Speech: espeak-ng through engines/tts.py, encoded by engines/audio.py. With stream true (the default) the
-audio goes out sentence by sentence in a chunked response: a thread synthesizes and encodes, a bounded queue
-hands the bytes to the response, and closing the connection stops the synthesis (the stream then shows as
-"cancelled" in GET /debug/streams). Content types: audio/mpeg, audio/ogg (Opus), audio/wav, audio/pcm.
+Speech: checked by engines/speech_request.py, spoken by espeak-ng through engines/tts.py, encoded by
+engines/audio.py. With stream true (the default) the audio goes out sentence by sentence in a chunked response: a
+thread synthesizes and encodes, a bounded queue hands the bytes to the response, and closing the connection stops
+the synthesis (the stream then shows as "cancelled" in GET /debug/streams). Content types: audio/mpeg, audio/ogg
+(Opus), audio/wav, audio/pcm.
 
 Voices (shapes beyond the spec's list item are our choice, OpenAI-compatible in spirit):
 - GET /audio/voice/list -> `{"results": [{model, customName, text, uri}]}` for the caller's key; three voices
@@ -31,7 +32,7 @@ from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
 
 from playground.localapi import ratelimit
 from playground.localapi import streams as stream_registry
-from playground.localapi.engines import tts
+from playground.localapi.engines import speech_request, tts
 from playground.localapi.engines.audio import CONTENT_TYPES
 from playground.localapi.http import (
     MB,
@@ -82,7 +83,9 @@ async def _resolve(owner: str, voice_id: str, field: str) -> tts.VoiceSettings:
         return settings
     if voice_id.startswith("speech:") and await _voices_of(owner).filter(uri=voice_id).aexists():
         return tts.custom_voice_settings(voice_id)
-    raise tts.Invalid(f"{field}: must be one of {', '.join(tts.PRESET_IDS)} or the uri of one of your voices")
+    raise speech_request.Invalid(
+        f"{field}: must be one of {', '.join(tts.PRESET_IDS)} or the uri of one of your voices"
+    )
 
 
 def _speech_stream(request, owner: str, job: tts.SpeechJob, fault, trace_id: str):
@@ -119,15 +122,15 @@ def _speech_stream(request, owner: str, job: tts.SpeechJob, fault, trace_id: str
 @endpoint("POST", json_body=True, faults="stream", max_body=2 * MB)
 async def speech(request, owner, body, fault):
     try:
-        params = tts.parse(body, get_model(body.get("model")))
+        params = speech_request.parse(body, get_model(body.get("model")))
         fields = ["voice"] if len(params.voices) == 1 else ["references[0].audio", "references[1].audio"]
         voices = [await _resolve(owner, v, f) for v, f in zip(params.voices, fields, strict=True)]
-    except tts.Invalid as exc:
+    except speech_request.Invalid as exc:
         return error(400, str(exc), code=exc.code)
     limited = ratelimit.check(owner, params.input_tokens)
     if limited:
         return rate_limited(*limited)
-    job = tts.job_for(params, voices)
+    job = speech_request.job_for(params, voices)
     trace_id = new_trace_id()
     if params.stream:
         return trace_headers(_speech_stream(request, owner, job, fault, trace_id), trace_id)
@@ -183,7 +186,7 @@ async def voice_upload(request, owner):
     text = request.POST.get("text", "")
     model = request.POST.get("model", "")
     if model != tts.MODEL_ID:
-        return error(400, f"model: must be {tts.MODEL_ID} (got {model!r})", code=tts.UNKNOWN_MODEL)
+        return error(400, f"model: must be {tts.MODEL_ID} (got {model!r})", code=speech_request.UNKNOWN_MODEL)
     if not CUSTOM_NAME.fullmatch(custom_name):
         return error(400, "customName: 1 to 64 characters among a-z, A-Z, 0-9, underscore and dash")
     if not text.strip():
