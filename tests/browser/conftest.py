@@ -80,6 +80,13 @@ def chromium():
     return CHROMIUM
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item):
+    errors = getattr(item, "funcargs", {}).get("script_errors")
+    if errors is not None:
+        errors.listening = False
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):
     report = yield
@@ -112,6 +119,11 @@ class ScriptErrors:
 
     def __init__(self):
         self.seen: list[str] = []
+        self.listening = True  # until the test's body ends: closing its pages aborts requests, which htmx logs
+
+    def note(self, error: str) -> None:
+        if self.listening:
+            self.seen.append(error)
 
     def watch_browser(self, browser) -> None:
         new_context, new_page = browser.new_context, browser.new_page
@@ -133,7 +145,7 @@ class ScriptErrors:
 
     def watch_page(self, page) -> None:
         page.on("console", lambda message: self.console(page, message))
-        page.on("pageerror", lambda error: self.seen.append(f"uncaught {error.name}: {error.message} on {page.url}"))
+        page.on("pageerror", lambda error: self.note(f"uncaught {error.name}: {error.message} on {page.url}"))
 
     def console(self, page, message) -> None:
         if message.type != "error":
@@ -141,7 +153,7 @@ class ScriptErrors:
         where = message.location or {}
         if not urlsplit(where.get("url", "")).path.startswith("/static/"):
             return
-        self.seen.append(f"{message.text} ({where.get('url')}:{where.get('lineNumber')}) on {page.url}")
+        self.note(f"{message.text} ({where.get('url')}:{where.get('lineNumber')}) on {page.url}")
 
     def check(self, request) -> None:
         if getattr(request.node, "call_failed", True):
@@ -156,19 +168,58 @@ def script_errors():
     return ScriptErrors()
 
 
-@pytest.fixture
-def browser(chromium, transactional_db, request, script_errors):
+class Chromium:
+    """One Chromium for the browser tests (launching one costs a second or two; a context, which isolates cookies,
+    storage and cache, a fraction of that), launched again if a test lost it."""
+
+    def __init__(self, playwright, executable: str):
+        self.playwright, self.executable, self.browser = playwright, executable, None
+
+    def get(self):
+        if self.browser is None or not self.browser.is_connected():
+            self.browser = self.playwright.chromium.launch(executable_path=self.executable, headless=True, args=ARGS)
+        return self.browser
+
+
+@pytest.fixture(scope="package")
+def launched(chromium):
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=ARGS)
-        script_errors.watch_browser(browser)
+    # Sync Playwright keeps its event loop marked as running in this thread for as long as it is started, so Django
+    # would take every test's own database setup and flush, between tests, for calls from async code. The tests of
+    # this package are sync (their ORM calls go through `orm`, in a thread); the servers they start keep the check
+    # (server_env drops this variable).
+    unsafe = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            shared = Chromium(playwright, chromium)
+            yield shared
+            if shared.browser is not None and shared.browser.is_connected():
+                shared.browser.close()
+    finally:
+        if unsafe is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = unsafe
+
+
+@pytest.fixture
+def browser(launched, transactional_db, request, script_errors):
+    """The shared Chromium, as this test's: what the test opens in it is checked (axe, script errors) and closed."""
+    browser = launched.get()
+    before = set(browser.contexts)
+    script_errors.watch_browser(browser)
+    try:
         yield browser
-        try:
-            check_open_pages(request, browser.contexts)
-            script_errors.check(request)
-        finally:
-            browser.close()
+        check_open_pages(request, [context for context in browser.contexts if context not in before])
+        script_errors.check(request)
+    finally:
+        for attribute in ("new_context", "new_page"):
+            browser.__dict__.pop(attribute, None)  # watch_browser's wrappers, this test's own
+        for context in browser.contexts:
+            if context not in before:
+                context.close()
 
 
 @pytest.fixture
