@@ -31,6 +31,8 @@ class Parsed:
 
 
 def megabytes(size: int) -> str:
+    if size < 1024 * 1024:
+        return f"{size:,} bytes"
     return f"{size / (1024 * 1024):,.1f} MB".replace(".0 MB", " MB")
 
 

@@ -33,7 +33,12 @@ def _team_of(request, value) -> Team | None:
 
 
 @require_GET
-def index(request, errors=None, status=200):
+def index(request):
+    return _index(request)
+
+
+def _index(request, errors=None):
+    """The list and its forms (with the errors of a create or an import that saved nothing)."""
     datasets = Dataset.objects.for_user(request.user).select_related("team")[:LISTED]
     latest = {}
     for version in DatasetVersion.objects.filter(dataset__in=datasets).listed():
@@ -47,9 +52,10 @@ def index(request, errors=None, status=200):
         "errors": errors or [],
         "posted": request.POST if request.method == "POST" else {},
         "max_bytes": tabular.megabytes(tabular.MAX_IMPORT_BYTES),
+        "max_import_bytes": tabular.MAX_IMPORT_BYTES,
         "max_rows": tabular.MAX_ROWS,
     }
-    return render(request, "datasets/index.html", context, status=status)
+    return render(request, "datasets/index.html", context)
 
 
 @require_POST
@@ -58,7 +64,7 @@ def create(request):
     try:
         dataset, _ = services.create(user=request.user, team=team, name=request.POST.get("name", ""))
     except services.DatasetError as exc:
-        return index(request, errors=exc.errors)
+        return _index(request, errors=exc.errors)
     messages.success(request, f"Created {dataset.name}: add rows in the grid, or import a file as a new version.")
     return redirect("datasets:detail", dataset.pk)
 
@@ -86,6 +92,7 @@ def _grid_context(request, dataset, version, *, posted=None, errors=None, errors
         "errors": errors or [],
         "errors_title": errors_title,
         "max_bytes": tabular.megabytes(tabular.MAX_IMPORT_BYTES),
+        "max_import_bytes": tabular.MAX_IMPORT_BYTES,
         "max_rows": tabular.MAX_ROWS,
     }
 
@@ -228,7 +235,7 @@ def import_new(request):
     """A file as a new dataset (its v1)."""
     parsed, filename = read_upload(request)
     if parsed.errors:
-        return index(request, errors=tabular.shown_errors(parsed.errors))
+        return _index(request, errors=tabular.shown_errors(parsed.errors))
     team = _team_of(request, request.POST.get("owner"))
     name = (request.POST.get("name") or "").strip() or _file_stem(filename)
     try:
@@ -241,7 +248,7 @@ def import_new(request):
             message=f"Imported {filename}"[:200],
         )
     except services.DatasetError as exc:
-        return index(request, errors=exc.errors)
+        return _index(request, errors=exc.errors)
     messages.success(request, f"Imported {version.row_count:,} rows into {version.ref}.")
     return redirect("datasets:detail", dataset.pk)
 
