@@ -8,7 +8,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from playground.connections.models import Team
-from playground.teams.ownership import Owned, OwnedQuerySet
+from playground.connections.ownership import Owned, OwnedQuerySet
 
 NAME_LENGTH = 100
 MESSAGE_LENGTH = 300

@@ -11,8 +11,8 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from playground.connections.models import Team
+from playground.connections.ownership import Owned, OwnedQuerySet
 from playground.sharing.models import share_links
-from playground.teams.ownership import Owned, OwnedQuerySet
 
 NAME_LENGTH = 100
 LABEL_LENGTH = 40

@@ -4,7 +4,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-import playground.teams.ownership
+import playground.connections.ownership
 
 
 class Migration(migrations.Migration):
@@ -45,7 +45,7 @@ class Migration(migrations.Migration):
             options={
                 "ordering": ["-updated", "-pk"],
             },
-            bases=(playground.teams.ownership.Owned, models.Model),
+            bases=(playground.connections.ownership.Owned, models.Model),
         ),
         migrations.CreateModel(
             name="DatasetVersion",
