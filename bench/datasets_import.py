@@ -60,7 +60,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    os.environ.setdefault("PLAYGROUND_DATA_DIR", tempfile.mkdtemp(prefix="bench-datasets-"))
+    # Its own data directory (its SQLite database): never the one of a playground you use.
+    os.environ["PLAYGROUND_DATA_DIR"] = tempfile.mkdtemp(prefix="bench-datasets-")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "playground.settings")
     os.environ.setdefault("PLAYGROUND_BOOT_CHECKS", "off")
     import django

@@ -121,7 +121,8 @@ def parse_csv(text: str) -> Parsed:
             if len(cells) < len(header):
                 missing = "”, “".join(header[len(cells) :])
                 parsed.errors.append(
-                    f"row {number}: no value for column “{missing}” ({len(cells)} values for {len(header)} columns: "
+                    f"row {number}: no value for column “{missing}” ({len(cells)} value{'s' * (len(cells) != 1)} for "
+                    f"{len(header)} columns: "
                     f"{listed})."
                 )
             elif len(cells) > len(header):

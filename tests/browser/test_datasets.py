@@ -36,6 +36,15 @@ def test_import_edit_save_and_export(browser, live_server, alice, size, tmp_path
     page.goto("/datasets/")
     no_sideways_scroll(page)
     page.get_by_label("File (.csv or .jsonl)").set_input_files(
+        {"name": "broken.csv", "mimeType": "text/csv", "buffer": b"question,expected\nfine,yes\nshort\n"}
+    )
+    page.get_by_role("button", name="Import", exact=True).click()
+    expect(page.locator("#dataset-errors")).to_contain_text(
+        "row 2: no value for column “expected” (1 value for 2 columns: question, expected)."
+    )
+    no_sideways_scroll(page)
+    screenshot(page, f"datasets-import-error-{size}")
+    page.get_by_label("File (.csv or .jsonl)").set_input_files(
         {"name": "greetings.csv", "mimeType": "text/csv", "buffer": CSV}
     )
     page.get_by_role("button", name="Import", exact=True).click()

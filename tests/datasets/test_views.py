@@ -168,7 +168,7 @@ def test_export_csv_and_jsonl_of_any_version(alice):
         (
             "a.csv",
             b"q,expected\n1,2\n3\n",
-            "row 2: no value for column “expected” (1 values for 2 columns: q, expected).",
+            "row 2: no value for column “expected” (1 value for 2 columns: q, expected).",
         ),
         (
             "a.jsonl",
