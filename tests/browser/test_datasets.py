@@ -128,3 +128,48 @@ def test_a_team_member_finds_the_teams_dataset_and_saves_a_version(browser, live
     latest = orm(lambda: (lambda v: (v.author.username, v.row_count))(Dataset.objects.get(name="Team cases").latest()))
     assert latest == ("bob", 2)
     assert page.get_by_role("button", name="Delete this dataset").count() == 0
+
+
+def _evaluation(alice):
+    from playground.connections.models import ensure_local_connection
+    from tests.evaluate.conftest import make_evaluation
+
+    ensure_local_connection(alice)
+    evaluation = make_evaluation(alice, rows=2)
+    services.create(
+        user=alice,
+        team=None,
+        name="Capitals",
+        columns=["question"],
+        rows=[{"values": {"question": f"Capital of {c}?"}, "expected": c[:3]} for c in ("France", "Peru", "Chad")],
+    )
+    return evaluation
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_an_evaluation_row_to_a_dataset_and_the_cases_from_a_dataset(browser, live_server, alice, size, catalog):
+    evaluation = orm(_evaluation, alice)
+    page = page_of(browser, live_server, alice, size)
+    page.goto(f"/evaluate/{evaluation.pk}/")
+    row = page.locator('tr[data-row="1"]')
+    row.get_by_text("+ Dataset").click()  # click 1
+    choice = row.get_by_role("button", name="Capitals")
+    expect(choice).to_be_visible()
+    screenshot(page, f"datasets-add-from-evaluation-{size}")
+    choice.click()  # click 2
+    expect(row.get_by_role("status")).to_contain_text("Added to Capitals as v2 (row 4)")
+
+    page.goto(f"/evaluate/{evaluation.pk}/?view=editor#cases")
+    page.locator("#use-dataset summary").click()
+    page.get_by_label("Dataset version (its rows replace the test cases)").select_option(label="Capitals v2 · 4 rows")
+    page.get_by_role("button", name="Use these rows").click()
+    expect(page.locator("#dataset-ref")).to_have_text("Capitals@v2")
+    no_sideways_scroll(page)
+    screenshot(page, f"datasets-evaluation-cases-{size}")
+    cases = orm(lambda: [(c.values["question"], c.expected) for c in evaluation.cases.all()])
+    assert cases == [
+        ("Capital of France?", "Fra"),
+        ("Capital of Peru?", "Per"),
+        ("Capital of Chad?", "Cha"),
+        ("q1", "a1"),
+    ]
