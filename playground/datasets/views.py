@@ -5,6 +5,7 @@ import re
 
 from django.contrib import messages
 from django.core.paginator import Paginator
+from django.db.models import OuterRef, Subquery
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST, require_safe
@@ -39,13 +40,13 @@ def index(request):
 
 def _index(request, errors=None):
     """The list and its forms (with the errors of a create or an import that saved nothing)."""
-    datasets = Dataset.objects.for_user(request.user).select_related("team")[:LISTED]
-    latest = {}
-    for version in DatasetVersion.objects.filter(dataset__in=datasets).listed():
-        if version.number > getattr(latest.get(version.dataset_id), "number", 0):
-            latest[version.dataset_id] = version
+    newest = DatasetVersion.objects.filter(dataset=OuterRef("pk")).order_by("-number").values("pk")[:1]
+    datasets = list(
+        Dataset.objects.for_user(request.user).select_related("team").annotate(latest_pk=Subquery(newest))[:LISTED]
+    )
+    latest = DatasetVersion.objects.listed().in_bulk([d.latest_pk for d in datasets if d.latest_pk])
     for dataset in datasets:
-        dataset.shown_latest = latest.get(dataset.pk)
+        dataset.shown_latest = latest.get(dataset.latest_pk)
     context = {
         "datasets": datasets,
         "teams": Team.objects.for_user(request.user),
