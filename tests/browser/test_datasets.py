@@ -173,3 +173,33 @@ def test_an_evaluation_row_to_a_dataset_and_the_cases_from_a_dataset(browser, li
         ("Capital of Chad?", "Cha"),
         ("q1", "a1"),
     ]
+
+
+def _shared_turn(alice):
+    from playground.sharing.freeze import freeze
+    from playground.sharing.models import Share
+
+    conversation = Conversation.objects.create(owner=alice, title="Tides", model_id="local/chat")
+    Message.objects.create(conversation=conversation, role="user", content="Why are there two tides a day?")
+    Message.objects.create(conversation=conversation, role="assistant", content="Because of two tidal bulges.")
+    share = Share(owner=alice, kind="conversation", title="Tides explained", visibility=Share.SIGNED_IN)
+    share.source = conversation
+    share.save()
+    freeze(share)
+    return share.token
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_a_signed_in_viewer_adds_a_shared_turn_to_a_new_dataset(browser, live_server, alice, bob, size):
+    token = orm(_shared_turn, alice)
+    page = page_of(browser, live_server, bob, size)
+    page.goto(f"/s/{token}/")
+    answer = page.locator(".message-assistant")
+    answer.get_by_text("Add to dataset").click()  # click 1
+    new = answer.get_by_role("button", name="+ New dataset")
+    expect(new).to_be_visible()
+    screenshot(page, f"datasets-add-from-share-{size}")
+    new.click()  # click 2
+    expect(answer.get_by_role("status")).to_contain_text("Added to Tides as v2 (row 1)")
+    rows = orm(lambda: Dataset.objects.get(owner__username="bob").latest().rows)
+    assert rows == [{"values": {"input": "Why are there two tides a day?"}, "expected": "Because of two tidal bulges."}]
