@@ -203,3 +203,19 @@ def test_a_signed_in_viewer_adds_a_shared_turn_to_a_new_dataset(browser, live_se
     expect(answer.get_by_role("status")).to_contain_text("Added to Tides as v2 (row 1)")
     rows = orm(lambda: Dataset.objects.get(owner__username="bob").latest().rows)
     assert rows == [{"values": {"input": "Why are there two tides a day?"}, "expected": "Because of two tidal bulges."}]
+
+
+def test_a_file_over_the_limit_is_refused_before_it_is_sent(browser, live_server, alice):
+    page = page_of(browser, live_server, alice, "desktop")
+    page.goto("/datasets/")
+    field = page.get_by_label("File (.csv or .jsonl)")
+    field.set_input_files({"name": "huge.csv", "mimeType": "text/csv", "buffer": b"q\n" + b"x" * (21 * 1024 * 1024)})
+    sent = []
+    page.on("request", lambda request: sent.append(request.url) if request.method == "POST" else None)
+    page.get_by_role("button", name="Import", exact=True).click()
+    assert field.evaluate("input => input.validationMessage") == (
+        "file: 21 MB; the limit is 20 MB per import. Nothing was imported."
+    )
+    page.wait_for_timeout(300)  # a refused form sends nothing: give a wrong POST its moment to show
+    assert sent == []
+    assert not orm(Dataset.objects.exists)
