@@ -67,6 +67,7 @@ INSTALLED_APPS = [
     "playground.sharing",
     "playground.evaluate",
     "playground.prompts",
+    "playground.datasets",
     "playground.sso",
     "playground.operators",
 ]

@@ -22,6 +22,7 @@ urlpatterns = [
     path("batches/", include("playground.batches.urls")),
     path("evaluate/", include("playground.evaluate.urls")),
     path("prompts/", include("playground.prompts.urls")),
+    path("datasets/", include("playground.datasets.urls")),
     path("api/prompts/<str:name>", prompts_api.prompt_request, name="prompts-api"),
     path("", include("playground.sharing.urls")),
     path("", include("playground.chat.urls")),

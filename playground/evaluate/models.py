@@ -41,6 +41,10 @@ class Evaluation(models.Model):
     last_run_ended = models.DateTimeField(null=True, blank=True)
     # The concurrency the last live run was started with: the Run bar starts on it after a reload.
     concurrency = models.PositiveSmallIntegerField(default=DEFAULT_CONCURRENCY)
+    # The dataset version the test cases were taken from ("Use dataset…"); a run records it as it was.
+    dataset_version = models.ForeignKey(
+        "datasets.DatasetVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="evaluations"
+    )
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from playground.evaluate import views
+from playground.evaluate import dataset_views, views
 
 app_name = "evaluate"
 
@@ -22,4 +22,5 @@ urlpatterns = [
     path("<int:pk>/batch/status/", views.batch_status, name="batch-status"),
     path("<int:pk>/batch/cancel/", views.cancel_batch, name="batch-cancel"),
     path("<int:pk>/export.<str:kind>", views.export, name="export"),
+    path("<int:pk>/dataset/", dataset_views.use_dataset, name="use-dataset"),
 ]

@@ -11,6 +11,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from playground.connections.models import Team
+from playground.connections.ownership import Owned, OwnedQuerySet
 from playground.sharing.models import share_links
 
 NAME_LENGTH = 100
@@ -21,15 +22,7 @@ class ImmutableVersion(Exception):
     """A prompt version is never changed in place: a change is a new version."""
 
 
-class PromptQuerySet(models.QuerySet):
-    def for_user(self, user):
-        """The user's own prompts and those of the teams the user is in."""
-        if not user or not user.is_authenticated:
-            return self.none()
-        return self.filter(Q(owner=user, team=None) | Q(team__memberships__user=user)).distinct()
-
-
-class Prompt(models.Model):
+class Prompt(Owned, models.Model):
     # A personal prompt has an owner and no team; a team's prompt has its team (and its creator as owner).
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="prompts")
     team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.CASCADE, related_name="prompts")
@@ -37,7 +30,7 @@ class Prompt(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
-    objects = PromptQuerySet.as_manager()
+    objects = OwnedQuerySet.as_manager()
 
     class Meta:
         ordering = ["-updated", "-pk"]
@@ -49,21 +42,8 @@ class Prompt(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    @property
-    def owner_label(self) -> str:
-        return self.team.name if self.team_id else "You"
-
     def latest(self) -> "PromptVersion | None":
         return self.versions.order_by("-number").first()
-
-    def role_of(self, user) -> str:
-        """ "admin" (may do everything), "editor" (saves versions, moves unprotected labels) or "" (no access)."""
-        if self.team_id is None:
-            return "admin" if self.owner_id == user.pk else ""
-        membership = self.team.membership_of(user)
-        if membership is None:
-            return ""
-        return "admin" if membership.manages else "editor"
 
 
 def get_prompt(request, pk) -> Prompt:
@@ -73,7 +53,7 @@ def get_prompt(request, pk) -> Prompt:
 
 def owned_by(user, team: Team | None):
     """The prompts of one owner (the user alone, or a team): where a name must be unique."""
-    return Prompt.objects.filter(team=team) if team else Prompt.objects.filter(owner=user, team=None)
+    return Prompt.objects.owned_by(user, team)
 
 
 class ImmutableQuerySet(models.QuerySet):

@@ -14,6 +14,7 @@ FEATURES = [
     "batches",
     "evaluate",
     "prompts",
+    "datasets",
     "sharing",
     "connections",
     "catalog",

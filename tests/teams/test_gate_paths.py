@@ -183,6 +183,24 @@ NOT_CALLING = {
         ],
         "stored prompt versions (the API returns the compiled request: it sends nothing)",
     ),
+    **dict.fromkeys(
+        [
+            "datasets:index",
+            "datasets:create",
+            "datasets:import",
+            "datasets:add",
+            "datasets:detail",
+            "datasets:save",
+            "datasets:blank-row",
+            "datasets:versions",
+            "datasets:import-version",
+            "datasets:delete",
+            "datasets:restore",
+            "datasets:export",
+        ],
+        "stored dataset versions",
+    ),
+    "evaluate:use-dataset": "replaces the stored test cases",
 }
 NOT_CALLING_ACTIONS = {
     "delete": "the stored thread",

@@ -1,0 +1,43 @@
+"""Things owned by a user alone or by a team (a prompt, a dataset): who sees them and who may change them.
+
+A personal item has an owner and no team; a team's item has its team (and its creator as owner). Every member of
+the team sees and uses a team's item; the team's owner and admins may do everything with it, the other members
+edit it (save versions) but do not delete it.
+"""
+
+from django.db import models
+from django.db.models import Q
+
+from playground.connections.models import Team
+
+ADMIN, EDITOR = "admin", "editor"
+
+
+class OwnedQuerySet(models.QuerySet):
+    def for_user(self, user):
+        """The user's own items and those of the teams the user is in."""
+        if not user or not user.is_authenticated:
+            return self.none()
+        return self.filter(Q(owner=user, team=None) | Q(team__memberships__user=user)).distinct()
+
+    def owned_by(self, user, team: Team | None):
+        """The items of one owner (the user alone, or a team): where a name must be unique."""
+        return self.filter(team=team) if team else self.filter(owner=user, team=None)
+
+
+class Owned:
+    """A mixin for a model with `owner` (a user) and `team` (nullable) foreign keys, each model declaring its own
+    (so that their related names stay the model's)."""
+
+    @property
+    def owner_label(self) -> str:
+        return self.team.name if self.team_id else "You"
+
+    def role_of(self, user) -> str:
+        """ "admin" (may do everything), "editor" (saves versions) or "" (no access)."""
+        if self.team_id is None:
+            return ADMIN if self.owner_id == user.pk else ""
+        membership = self.team.membership_of(user)
+        if membership is None:
+            return ""
+        return ADMIN if membership.manages else EDITOR
