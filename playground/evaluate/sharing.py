@@ -3,14 +3,15 @@
 from django.core.paginator import Paginator
 from django.db import transaction
 from django.urls import reverse
+from django.utils import timezone
 
-from playground.evaluate import services
-from playground.evaluate.models import Cell, Evaluation, TestCase, Variant, get_evaluation
+from playground.evaluate import runs, services
+from playground.evaluate.models import Cell, Evaluation, Run, TestCase, Variant, get_evaluation
 from playground.evaluate.views import ROWS_PER_PAGE
 from playground.prompts.drafts import Draft
 from playground.sharing.kinds import Kind, NotShareable
 
-CELL_FIELDS = ["status", "output", "error", "grades", "thumb", "note", "prompt_tokens", "completion_tokens"]
+CELL_FIELDS = ["status", "output", "error", "grades", "prompt_tokens", "completion_tokens"]
 CELL_FIELDS += ["ttft_ms", "latency_ms"]
 
 
@@ -89,7 +90,7 @@ def evaluation_content(evaluation) -> dict:
                 "number": case.position + 1,
                 "values": case.values,
                 "expected": case.expected,
-                "cells": [{name: getattr(c, name) for name in CELL_FIELDS} if c else None for c in row],
+                "cells": [_cell(c) if c else None for c in row],
             }
             for case, row in rows
         ],
@@ -105,11 +106,19 @@ def evaluation_content(evaluation) -> dict:
     }
 
 
+def _cell(cell: Cell) -> dict:
+    """A cell as shared: its results, and people's ratings without their names."""
+    shared = {name: getattr(cell, name) for name in CELL_FIELDS}
+    if cell.pk:
+        shared["ratings"] = [{"pass": r.passed, "score": r.score} for r in cell.ratings.all()]
+    return shared
+
+
 @transaction.atomic
 def fork_evaluation(content: dict, user, connection) -> Evaluation:
     """An editable evaluation in the user's account: its prompt (a new library prompt of the user's, with the
-    shared versions), variants (model, parameters, graders) and rows, with the shared results as its cells (a
-    record: the next run replaces them)."""
+    shared versions), variants (model, parameters, graders) and rows, with the shared results as its run 1 (the
+    next run is run 2)."""
     evaluation = Evaluation.objects.create(
         owner=user, title=f"{content['title']} (fork)"[:100], connection=connection, columns=content["columns"]
     )
@@ -125,12 +134,26 @@ def fork_evaluation(content: dict, user, connection) -> Evaluation:
         )
         for position, data in enumerate(content["variants"])
     ]
+    run = Run.objects.create(
+        evaluation=evaluation,
+        number=1,
+        started_by=user,
+        status=Run.DONE,
+        ended=timezone.now(),
+        variants=runs.snapshot(evaluation),
+    )
     for row in content["rows"]:
         case = TestCase.objects.create(
             evaluation=evaluation, position=row["number"] - 1, values=row["values"], expected=row["expected"]
         )
         Cell.objects.bulk_create(
-            Cell(evaluation=evaluation, case=case, variant=variant, **{name: cell.get(name) for name in CELL_FIELDS})
+            Cell(
+                evaluation=evaluation,
+                run=run,
+                case=case,
+                variant=variant,
+                **{name: cell.get(name) for name in CELL_FIELDS},
+            )
             for variant, cell in zip(variants, row["cells"], strict=False)
             if cell
         )
