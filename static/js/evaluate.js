@@ -188,8 +188,7 @@
     } else if (data.type === "summary" || data.type === "end") {
       replace("summary-row", data.html);
       if (data.type === "end") {
-        say("Run " + (data.run ? data.run + " " : "") + "finished: " + counts.ended + " of " + counts.total +
-            " cells in " + seconds(data.elapsed_ms) + ".");
+        say("Run finished: " + counts.ended + " of " + counts.total + " cells in " + seconds(data.elapsed_ms) + ".");
         if (data.run) { refresh(); } else { root.dataset.runState = "ended"; }
       }
     } else if (data.type === "error") {
