@@ -89,6 +89,7 @@ def test_run_twice_compare_the_runs_and_rate_a_cell(alice_page, alice, live_serv
     pair.get_by_text("Text diff").click()
     expect(pair.locator(".diff-del")).to_contain_text("Rome")
     expect(pair.locator(".diff-add")).to_contain_text("Milan")
+    page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=str(SCREENSHOTS / ("evaluate-compare.png" if width > 600 else "evaluate-compare-phone.png")))
     page.get_by_role("link", name="regressed (1)").click()
     expect(page.locator(".pair")).to_have_count(1)
