@@ -118,6 +118,8 @@ class Run(models.Model):
     LIVE, BATCH = "live", "batch"
     RUNNING, DONE, STOPPED, INTERRUPTED = "running", "done", "stopped", "interrupted"
 
+    shares = share_links()  # its share links: deleting it deletes them
+
     evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="runs")
     number = models.PositiveIntegerField()  # 1, 2, … per evaluation
     started_by = models.ForeignKey(

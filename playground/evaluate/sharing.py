@@ -2,13 +2,15 @@
 
 from django.core.paginator import Paginator
 from django.db import transaction
+from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils import timezone
 
-from playground.evaluate import runs, services
+from playground.evaluate import compare, runs, services
 from playground.evaluate.models import Cell, Evaluation, Run, TestCase, Variant, get_evaluation
 from playground.evaluate.views import ROWS_PER_PAGE
 from playground.prompts.drafts import Draft
+from playground.prompts.models import PromptVersion
 from playground.sharing.kinds import Kind, NotShareable
 
 CELL_FIELDS = ["status", "output", "error", "grades", "prompt_tokens", "completion_tokens"]
@@ -49,10 +51,71 @@ class EvaluationKind(Kind):
         return content
 
 
-def evaluation_content(evaluation) -> dict:
-    """The grid as it is: template, variables, variants, every row (at most MAX_CASES) with its cells, the summary.
-    Its connection is left out: only model ids and parameters are shared."""
-    variants, rows, cells = services.grid(evaluation)
+class RunKind(EvaluationKind):
+    """One kept run of an evaluation: its grid, its variants as it began, and how it compares with the run
+    before it (the summary and every answer that is not unchanged)."""
+
+    name, label, plural = "evaluation-run", "Evaluation run", "Evaluation runs"
+    model = "evaluate.Run"
+
+    def get(self, request, pk):
+        runs_ = Run.objects.filter(evaluation__owner=request.user).select_related("evaluation__connection")
+        return get_object_or_404(runs_, pk=pk)
+
+    def title(self, item):
+        return f"Evaluation: {item.evaluation.title}, run {item.number}"
+
+    def url(self, item):
+        return reverse("evaluate:run", args=[item.evaluation_id, item.number])
+
+    def connection(self, item):
+        return item.evaluation.connection
+
+    def freeze(self, item, files):
+        return run_content(item)
+
+    def describe(self, content):
+        return f"Run {content['run']['number']} of an evaluation. " + super().describe(content)
+
+
+def run_content(run: Run) -> dict:
+    """A run as shared: its evaluation's grid of this run, its identity and its comparison with the run before."""
+    content = evaluation_content(run.evaluation, run)
+    content["run"] = {
+        "number": run.number,
+        "started": run.started.isoformat(),
+        "source": run.source,
+        "status": run.status,
+        "wall_ms": run.wall_ms,
+    }
+    before = run.evaluation.runs.filter(number__lt=run.number).order_by("-number").first()
+    if before is not None:
+        result = compare.compare(before, run)
+        content["comparison"] = {
+            "against": before.number,
+            "summary": result.summary(),
+            "only_a": result.only_a,
+            "only_b": result.only_b,
+            "pairs": [
+                {
+                    "row": p.case.position + 1,
+                    "label": p.label,
+                    "outcome": p.outcome,
+                    "before": p.a.output or p.a.error,
+                    "after": p.b.output or p.b.error,
+                }
+                for p in result.pairs
+                if p.outcome != compare.UNCHANGED
+            ],
+        }
+    return content
+
+
+def evaluation_content(evaluation, run=None) -> dict:
+    """The grid as it is (of `run`, default the latest): template, variables, variants, every row (at most
+    MAX_CASES) with its cells, the summary. Its connection is left out: only model ids and parameters are shared.
+    A run's variants are its snapshot, each with the prompt version it sent."""
+    variants, rows, cells = services.grid(evaluation, run=run)
     if any(c.status in Cell.ACTIVE for c in cells):
         raise NotShareable("This evaluation is still running: share it once its cells are finished.")
     latest = evaluation.latest_prompt()
@@ -70,20 +133,28 @@ def evaluation_content(evaluation) -> dict:
             "user": version.template,
         }
 
+    if run is None:
+        shown = [
+            {"label": v.label, "model": v.model, "prompt": v.prompt, "params": v.params, "graders": v.graders}
+            for v in variants
+        ]
+    else:
+        sent = PromptVersion.objects.select_related("prompt").in_bulk(run.prompt_versions())
+        shown = [{**v, "prompt": sent.get(v.get("prompt_version"))} for v in run.variants]
     return {
         "title": evaluation.title,
         "prompt": prompt(latest),
         "columns": evaluation.columns,
         "variants": [
             {
-                "label": v.label,
-                "model": v.model,
-                "prompt": prompt(v.prompt) if v.prompt_id else None,
-                "params": {k: val for k, val in (v.params or {}).items() if val not in ("", None)},
-                "graders": sorted(v.graders or {}),
-                "grader_config": v.graders or {},
+                "label": v["label"],
+                "model": v["model"],
+                "prompt": prompt(v["prompt"]),
+                "params": {k: val for k, val in (v["params"] or {}).items() if val not in ("", None)},
+                "graders": sorted(v["graders"] or {}),
+                "grader_config": v["graders"] or {},
             }
-            for v in variants
+            for v in shown
         ],
         "rows": [
             {

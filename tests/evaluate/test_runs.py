@@ -254,3 +254,28 @@ def test_the_run_page_shows_its_snapshot_and_how_graders_agree_with_people(alice
     assert evaluation.latest_prompt().ref in page and "Started" in page
     assert alice_client.get(f"/evaluate/{evaluation.pk}/runs/5/").status_code == 404
     assert Run.objects.filter(evaluation=evaluation).count() == 1
+
+
+def test_a_run_is_shared_with_its_comparison_to_the_run_before(alice, bob, catalog):
+    from django.urls import reverse
+
+    from playground.sharing.models import Share
+
+    alice_client, bob_client = Client(), Client()
+    alice_client.force_login(alice)
+    bob_client.force_login(bob)
+    evaluation = two_runs(alice)
+    second = evaluation.runs.get(number=2)
+    url = reverse("sharing:source", args=["evaluation-run", second.pk])
+    assert url in alice_client.get(f"/evaluate/{evaluation.pk}/runs/2/").text
+    assert bob_client.get(url).status_code == 404
+    assert bob_client.post(url, {"visibility": "anyone", "expiry": "1d"}).status_code == 404
+    assert alice_client.post(url, {"visibility": "anyone", "expiry": "1d"}).status_code == 302
+    share = Share.objects.for_source(second).get()
+    assert (share.kind, share.title) == ("evaluation-run", "Evaluation: Capitals, run 2")
+    page = Client().get(reverse("sharing:view", args=[share.token])).text
+    assert "run 2 vs run 1: 1 improved, 1 regressed, 1 failed" in page and "Paris, France" in page
+    assert page.count('class="pair"') == 3 and "Rome" in page  # run 1's answer, beside the failed one
+    # Deleting the run's evaluation deletes its links.
+    evaluation.delete()
+    assert not Share.objects.exists()
