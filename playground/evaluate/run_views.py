@@ -80,9 +80,7 @@ def rate(request, pk, cell_pk):
         error = "; ".join(str(e) for errors in form.errors.values() for e in errors)
     if request.htmx:
         cell = evaluation.cells.prefetch_related("ratings__rater").get(pk=cell.pk)
-        latest = evaluation.latest_run()
-        context = {"cell": cell, "rate_error": error, "latest": latest and latest.pk == cell.run_id}
-        return render(request, "evaluate/_cell.html", context)
+        return render(request, "evaluate/_cell.html", {"cell": cell, "rate_error": error})
     if error:
         messages.error(request, error)
     else:

@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from playground.connections.models import Connection
 from playground.evaluate import services
 from playground.evaluate.models import Rating, TestCase
-from tests.browser.conftest import orm
+from tests.browser.conftest import ARTIFACTS, orm
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -118,6 +118,7 @@ def test_run_twice_compare_the_runs_and_rate_a_cell(alice_page, alice, live_serv
     )
     if width > 600:
         answer.screenshot(path=str(SCREENSHOTS / "evaluate-rate.png"))
+    page.screenshot(path=str(ARTIFACTS / f"evaluate-runs-page-{width}.png"), full_page=True)
 
     # The run's page: the grader against people.
     page.goto(f"/evaluate/{evaluation.pk}/runs/2/")
