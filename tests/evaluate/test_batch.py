@@ -43,11 +43,23 @@ def test_the_grid_runs_as_a_batch_and_results_join_back_by_custom_id(alice_http,
     assert sorted(evaluation.batch_map)[:2] == ["row-1-variant-A", "row-1-variant-B"]
     page = alice_http.get(f"/evaluate/{evaluation.pk}/").text
     assert 'id="batch-status"' in page and "every 2s" in page
+    # The batch is a run of its own from the start, its cells queued until the results come back.
+    run = evaluation.runs.get()
+    assert (run.number, run.source, run.status, run.batch, run.started_by) == (
+        1,
+        "batch",
+        "running",
+        evaluation.batch,
+        alice,
+    )
+    assert statuses(evaluation) == {"queued": 8}
 
     wait_joined(alice_http, evaluation)
     evaluation.refresh_from_db()
     assert evaluation.batch.status == "completed" and evaluation.batch_joined
     assert statuses(evaluation) == {"done": 4, "error": 4}
+    run.refresh_from_db()
+    assert run.status == "done" and run.ended is not None and run.wall_ms > 0
     for cell in latest_cells(evaluation).select_related("case", "variant"):
         assert cell.source == "batch"
         if cell.variant.label == "A":

@@ -121,6 +121,8 @@ async def test_stop_ends_the_run_and_keeps_what_had_arrived(live_server, alice, 
     streamed = "".join(e["text"] for e in events if e["type"] == "delta" and e["id"] == first.pk)
     assert streamed and first.output.startswith(streamed)
     assert first.error == runner.STOPPED and first.runs == 0
+    run = await Run.objects.aget(evaluation=evaluation)
+    assert run.status == Run.STOPPED and run.ended is not None
 
 
 async def test_cells_that_cannot_be_sent_say_why_and_the_others_still_run(live_server, alice, catalog):
