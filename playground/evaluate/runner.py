@@ -119,8 +119,8 @@ async def start(
             evaluation, user=user, keys=None if cells is None else set(cells), scope=scope
         )
         run_id = run.pk
-        if not cell_ids:
-            await sync_to_async(runs.end)(run_id, status=Run.DONE, wall_ms=0)
+        if not cell_ids:  # a grid with no rows or no variants: no run to keep
+            await Run.objects.filter(pk=run_id).adelete()
             raise services.EvaluationError("run: no cells to run.")
     job = _run(evaluation.pk, cell_ids, concurrency, send_empty, judge_only, run_id)
     task = detached.spawn(job, name=f"evaluate-{evaluation.pk}")

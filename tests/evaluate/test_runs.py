@@ -279,3 +279,14 @@ def test_a_run_is_shared_with_its_comparison_to_the_run_before(alice, bob, catal
     # Deleting the run's evaluation deletes its links.
     evaluation.delete()
     assert not Share.objects.exists()
+
+
+def test_a_grid_without_rows_starts_no_run_and_keeps_none(alice, catalog):
+    from asgiref.sync import async_to_sync
+
+    from playground.evaluate import runner
+
+    evaluation = make_evaluation(alice, rows=0)
+    with pytest.raises(services.EvaluationError, match=r"run: no cells to run\."):
+        async_to_sync(runner.start)(evaluation, None, 4, user=alice)
+    assert not Run.objects.filter(evaluation=evaluation).exists()
