@@ -199,8 +199,11 @@
   // After a run: the runs list and the grid as the server has them now (every cell of the new run, with its own
   // rating form), read from the page itself.
   function refresh() {
-    var view = location.search.indexOf("view=editor") >= 0 ? "?view=editor" : "";
-    fetch(location.pathname + view, { credentials: "same-origin" })
+    // The same view and page of rows, of the latest run (the one that just ended).
+    var params = new URLSearchParams(location.search);
+    params.delete("run");
+    var query = params.toString();
+    fetch(location.pathname + (query ? "?" + query : ""), { credentials: "same-origin" })
       .then(function (response) { return response.text(); })
       .then(function (html) {
         var page = new DOMParser().parseFromString(html, "text/html");
