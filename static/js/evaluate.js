@@ -157,7 +157,6 @@
       // the new run's cells in their places (row-variant), so its updates land there.
       if (!data.judging && root.dataset.earlier === "1") { location.assign(location.pathname + "#grid"); return; }
       counts = { total: data.cells.length, ended: 0 };
-      root.dataset.run = data.run || "";
       // A cell waiting its turn shows "queued", not the badge of the run before.
       (data.judging ? [] : data.cells).forEach(function (id, index) {
         var key = (data.keys || [])[index];

@@ -122,7 +122,7 @@ def test_the_compact_grid_runs_flags_queues_times_and_navigates(alice_page, alic
     assert page.evaluate("() => document.activeElement.closest('tr').dataset.row") == "1"
 
     long_cell.click(position={"x": 5, "y": 5})  # closed again for the picture
-    page.evaluate("window.scrollTo(0, 0)")
+    page.evaluate("document.getElementById('runs').scrollIntoView()")  # the runs list, then the grid
     page.screenshot(path=str(SCREENSHOTS / "evaluate-grid.png"), full_page=False)
     page.set_viewport_size({"width": 390, "height": 844})
     page.reload()

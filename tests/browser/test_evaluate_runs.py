@@ -48,6 +48,8 @@ def run_all(page, runs: int):
     expect(page.locator("#run-status")).to_have_text(re.compile(r"^Run finished: 4 of 4 cells"), timeout=60_000)
     expect(page.locator("#evaluation[data-run-state=ended]")).to_have_count(1)
     expect(page.locator("#runs tbody tr")).to_have_count(runs)
+    # Only the run buttons carry data-run: a click anywhere else must not start a run.
+    assert page.locator("[data-run]:not(button)").count() == 0
 
 
 @pytest.mark.parametrize("width", [1440, 390])
