@@ -10,7 +10,7 @@ from playground.connections.models import ensure_local_connection
 from playground.evaluate.models import Cell, Evaluation, Rating, Run
 from playground.prompts.models import Prompt, PromptVersion
 
-pytestmark = [pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 BEFORE = [("evaluate", "0006_remove_evaluation_prompt_versions")]
 AFTER = [("evaluate", "0010_cell_run_required")]
 
