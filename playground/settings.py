@@ -79,6 +79,7 @@ SHARE_KINDS = [
     "playground.speech.sharing.SpeechKind",
     "playground.batches.sharing.BatchKind",
     "playground.evaluate.sharing.EvaluationKind",
+    "playground.evaluate.sharing.RunKind",
     "playground.prompts.sharing.PromptVersionKind",
 ]
 

@@ -3,12 +3,13 @@
 import json
 
 from asgiref.sync import sync_to_async
+from django.utils import timezone
 
 from playground.batches import services as batches
 from playground.batches.models import Batch
 from playground.connections import gate
-from playground.evaluate import graders, services
-from playground.evaluate.models import Cell, Evaluation
+from playground.evaluate import graders, runs, services
+from playground.evaluate.models import Cell, Evaluation, Run
 from playground.prompts.models import PromptVersion
 from playground.upstream import client
 from playground.upstream.errors import UpstreamError
@@ -22,39 +23,40 @@ class BatchRefused(Exception):
         self.shown = shown
 
 
-def custom_id(cell: Cell) -> str:
-    return f"row-{cell.case.position + 1}-variant-{cell.variant.label}"
+def custom_id(case, variant) -> str:
+    return f"row-{case.position + 1}-variant-{variant.label}"
 
 
-def build(evaluation: Evaluation) -> tuple[bytes, dict, list[str]]:
-    """The input file, the custom_id -> [case, variant] map, and the cells that cannot be sent (with why)."""
+def build(evaluation: Evaluation) -> tuple[bytes, dict, list[str], dict]:
+    """The input file, the custom_id -> [case, variant, version] map, the cells that cannot be sent (with why),
+    and the skipped ones: (case pk, variant pk) -> why."""
     latest = evaluation.latest_prompt()
     models = {}
-    lines, mapping, problems, skipped = [], {}, [], []
-    for cell in evaluation.cells.select_related("case", "variant", "variant__prompt").order_by(
-        "case__position", "variant__position"
-    ):
-        variant = cell.variant
-        if variant.model not in models:
-            models[variant.model] = services.catalog_model(evaluation, variant.model)
-        lost = services.lost_version(evaluation, variant, cell.case.position + 1)
-        if lost:
-            problems.append(lost)
-            continue
-        request = services.build_request(cell.case, variant, services.prompt_of(variant, latest), models[variant.model])
-        if request.skipped:
-            skipped.append(request.error)  # a row with an empty value stays out, as it does in a live run
-            continue
-        if request.error:
-            problems.append(request.error)
-            continue
-        cid = custom_id(cell)
-        mapping[cid] = [cell.case_id, cell.variant_id, request.version.pk]
-        item = {"custom_id": cid, "method": "POST", "url": batches.ENDPOINT, "body": request.body}
-        lines.append(json.dumps(item, ensure_ascii=False))
+    lines, mapping, problems, skipped = [], {}, [], {}
+    variants = list(evaluation.variants.select_related("prompt"))
+    for case in evaluation.cases.all():
+        for variant in variants:
+            if variant.model not in models:
+                models[variant.model] = services.catalog_model(evaluation, variant.model)
+            lost = services.lost_version(evaluation, variant, case.position + 1)
+            if lost:
+                problems.append(lost)
+                continue
+            prompt = services.prompt_of(variant, latest)
+            request = services.build_request(case, variant, prompt, models[variant.model])
+            if request.skipped:
+                skipped[(case.pk, variant.pk)] = request.error  # stays out, as it does in a live run
+                continue
+            if request.error:
+                problems.append(request.error)
+                continue
+            cid = custom_id(case, variant)
+            mapping[cid] = [case.pk, variant.pk, request.version.pk]
+            item = {"custom_id": cid, "method": "POST", "url": batches.ENDPOINT, "body": request.body}
+            lines.append(json.dumps(item, ensure_ascii=False))
     if not mapping and skipped:
-        problems = skipped
-    return ("\n".join(lines) + "\n").encode(), mapping, problems
+        problems = list(skipped.values())
+    return ("\n".join(lines) + "\n").encode(), mapping, problems, skipped
 
 
 def explain(exc: UpstreamError, *, uploading: bool, mapping: dict) -> dict:
@@ -80,7 +82,7 @@ def explain(exc: UpstreamError, *, uploading: bool, mapping: dict) -> dict:
 
 async def submit(evaluation: Evaluation, *, user) -> Batch:
     """Upload the grid and create the batch. Raises BatchRefused with the reason in words."""
-    content, mapping, problems = await sync_to_async(build)(evaluation)
+    content, mapping, problems, skipped = await sync_to_async(build)(evaluation)
     if problems:
         raise BatchRefused({"title": "Some cells cannot be sent", "message": "", "problems": problems[:20]})
     connection = evaluation.connection
@@ -112,7 +114,24 @@ async def submit(evaluation: Evaluation, *, user) -> Batch:
     await batch.asave()
     evaluation.batch, evaluation.batch_map, evaluation.batch_joined = batch, mapping, False
     await evaluation.asave(update_fields=["batch", "batch_map", "batch_joined", "updated"])
+    await sync_to_async(_begin)(evaluation, user, batch, skipped)
     return batch
+
+
+def _begin(evaluation: Evaluation, user, batch: Batch, skipped: dict) -> Run:
+    """The batch's run: every cell queued until the results come back, those left out skipped (with why)."""
+    run, _ = runs.begin(evaluation, user=user, source=Run.BATCH)
+    run.batch = batch
+    run.save(update_fields=["batch"])
+    cells = list(run.cells.filter(status=Cell.QUEUED))
+    for cell in cells:
+        reason = skipped.get((cell.case_id, cell.variant_id))
+        if reason:
+            cell.status, cell.error, cell.source = Cell.SKIPPED, reason, "batch"
+        else:
+            cell.source = "batch"
+    Cell.objects.bulk_update(cells, ["status", "error", "source"], batch_size=500)
+    return run
 
 
 async def refresh(evaluation: Evaluation) -> int:
@@ -132,9 +151,18 @@ async def refresh(evaluation: Evaluation) -> int:
     return filled
 
 
+NO_RESULT = "The batch ended without a result for this cell."
+
+
 def join(evaluation: Evaluation, outcomes: dict) -> int:
-    """Put each result line in the cell its custom_id names; lines the map does not know are ignored."""
-    cells = {(c.case_id, c.variant_id): c for c in evaluation.cells.select_related("case", "variant").all()}
+    """Put each result line in the cell its custom_id names, in the batch's run; lines the map does not know are
+    ignored, and cells the batch gave nothing for end as stopped. The run ends."""
+    run = Run.objects.filter(evaluation=evaluation, batch=evaluation.batch).order_by("-number").first()
+    if run is None:  # a batch submitted before runs were kept: its results are a run of their own
+        run, _ = runs.begin(evaluation, user=evaluation.owner, source=Run.BATCH)
+        run.batch = evaluation.batch
+        run.save(update_fields=["batch"])
+    cells = {(c.case_id, c.variant_id): c for c in run.cells.select_related("case", "variant").all()}
     sent = {key[2] for key in evaluation.batch_map.values() if len(key) > 2}
     versions = set(PromptVersion.objects.filter(pk__in=sent).values_list("pk", flat=True))  # still there
     changed = []
@@ -160,6 +188,10 @@ def join(evaluation: Evaluation, outcomes: dict) -> int:
     fields = ["source", "ttft_ms", "latency_ms", "prompt_tokens", "completion_tokens", "status", "error", "output"]
     fields.append("version")
     Cell.objects.bulk_update(changed, [*fields, "grades", "runs"], batch_size=500)
+    left = run.cells.filter(status__in=Cell.ACTIVE)
+    missing = left.update(status=Cell.STOPPED, error=NO_RESULT)
+    wall_ms = round((timezone.now() - run.started).total_seconds() * 1000)
+    runs.end(run.pk, status=Run.STOPPED if missing else Run.DONE, wall_ms=wall_ms)
     return len(changed)
 
 

@@ -72,7 +72,15 @@ class EvaluateConsumer(AccountSockets, FrameConsumer):
         concurrency = form.cleaned_data["concurrency"]
         # Kept on the evaluation: the page starts on it after a reload.
         await Evaluation.objects.filter(pk=evaluation.pk).aupdate(concurrency=concurrency)
-        await runner.start(evaluation, cells, concurrency, send_empty=send_empty, judge_only=scope == "judge")
+        await runner.start(
+            evaluation,
+            cells,
+            concurrency,
+            user=self.scope["user"],
+            scope=scope,
+            send_empty=send_empty,
+            judge_only=scope == "judge",
+        )
 
     # -- events from the channel layer
 

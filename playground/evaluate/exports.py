@@ -1,11 +1,34 @@
-"""An evaluation's downloads: every row and variant as CSV (for spreadsheets) or JSONL (the whole record)."""
+"""An evaluation's downloads: one run's rows and variants as CSV (for spreadsheets) or JSONL (the whole record),
+each line saying which run it is of (evaluation, run number, when it started, the prompt version each variant
+sent)."""
 
 import csv
 import io
 import json
 
-from playground.evaluate.models import Cell, Evaluation
+from playground.evaluate.models import Cell, Evaluation, Run
 from playground.evaluate.services import grid
+
+
+def _ratings(cell: Cell) -> list[dict]:
+    if cell.pk is None:
+        return []
+    return [
+        {"rater": r.rater.get_username(), "pass": r.passed, "score": r.score, "comment": r.comment}
+        for r in cell.ratings.all()
+    ]
+
+
+def _run_record(evaluation: Evaluation, run: Run | None) -> dict:
+    if run is None:
+        return {"evaluation": evaluation.title, "run": None}
+    return {
+        "evaluation": evaluation.title,
+        "run": run.number,
+        "run_started": run.started.isoformat(),
+        "run_source": run.source,
+        "prompt_versions": {v["label"]: v["prompt_ref"] for v in run.variants},
+    }
 
 
 def _cell_record(cell: Cell | None) -> dict:
@@ -22,17 +45,18 @@ def _cell_record(cell: Cell | None) -> dict:
         "latency_ms": cell.latency_ms,
         "passed": cell.passed,
         "grades": cell.grades,
-        "thumb": cell.thumb,
-        "note": cell.note,
+        "ratings": _ratings(cell),
         "version": cell.version.ref if cell.version_id else None,  # the prompt version its run sent
     }
 
 
-def export_jsonl(evaluation: Evaluation) -> str:
-    variants, rows, _ = grid(evaluation)
+def export_jsonl(evaluation: Evaluation, run: Run | None = None) -> str:
+    variants, rows, _ = grid(evaluation, run=run)
+    identity = _run_record(evaluation, run)
     lines = []
     for case, cells in rows:
         record = {
+            **identity,
             "row": case.position + 1,
             "variables": case.values,
             "expected": case.expected,
@@ -68,20 +92,38 @@ def _judge_record(record: dict) -> dict:
     }
 
 
-def export_csv(evaluation: Evaluation) -> str:
-    variants, rows, _ = grid(evaluation)
+def _people(record: dict) -> str:
+    """Each person's rating in a few words: "alice: pass, 4/5, too long"."""
+    said = []
+    for rating in record.get("ratings") or []:
+        words = [
+            {True: "pass", False: "fail"}.get(rating["pass"], ""),
+            f"{rating['score']}/5" if rating["score"] else "",
+        ]
+        words.append(rating["comment"])
+        said.append(f"{rating['rater']}: " + ", ".join(w for w in words if w))
+    return "; ".join(said)
+
+
+def export_csv(evaluation: Evaluation, run: Run | None = None) -> str:
+    variants, rows, _ = grid(evaluation, run=run)
+    identity = _run_record(evaluation, run)
+    versions = identity.get("prompt_versions") or {}
     out = io.StringIO()
     writer = csv.writer(out)
-    fields = (*CSV_FIELDS, *JUDGE_FIELDS, "thumb", "note")
-    header = ["row", *evaluation.columns, "expected"]
+    fields = (*CSV_FIELDS, *JUDGE_FIELDS, "version", "ratings")
+    header = ["evaluation", "run", "run_started", "row", *evaluation.columns, "expected"]
     for v in variants:
         header += [f"{v.label}:{name}" for name in fields]
     writer.writerow(header)
     for case, cells in rows:
-        line = [case.position + 1, *(case.values.get(c, "") for c in evaluation.columns), case.expected]
-        for cell in cells:
+        line = [identity["evaluation"], identity["run"], identity.get("run_started")]
+        line += [case.position + 1, *(case.values.get(c, "") for c in evaluation.columns), case.expected]
+        for variant, cell in zip(variants, cells, strict=True):
             record = _cell_record(cell)
             record.update(_judge_record(record))
+            record["version"] = record.get("version") or versions.get(variant.label)
+            record["ratings"] = _people(record)
             line += [record.get(name) for name in fields]
         writer.writerow([_csv_safe(value) for value in line])
     return out.getvalue()

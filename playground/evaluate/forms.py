@@ -3,7 +3,7 @@ from django import forms
 from playground.catalog.models import CatalogModel
 from playground.catalog.params import CHAT_PARAMS, ParamsForm, cap_max_tokens, params_form
 from playground.connections.models import Connection
-from playground.evaluate.models import DEFAULT_CONCURRENCY
+from playground.evaluate.models import DEFAULT_CONCURRENCY, MAX_COMMENT
 from playground.evaluate.templating import MAX_TEMPLATE, syntax_errors
 from playground.prompts.models import PromptVersion
 
@@ -126,10 +126,21 @@ class ImportForm(forms.Form):
     )
 
 
-class ManualGradeForm(forms.Form):
-    thumb = forms.TypedChoiceField(choices=[("1", "up"), ("-1", "down"), ("0", "none")], coerce=int)
-    note = forms.CharField(required=False, max_length=500)
+class RatingForm(forms.Form):
+    """A person's rating of one answer: pass or fail, a score from 1 to 5, a comment; all blank removes it."""
+
+    verdict = forms.ChoiceField(choices=[("", "—"), ("pass", "Pass"), ("fail", "Fail")], required=False)
+    score = forms.IntegerField(required=False, min_value=1, max_value=5)
+    comment = forms.CharField(required=False, max_length=MAX_COMMENT)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["note"].error_messages["max_length"] = "note: at most 500 characters."
+        self.fields["verdict"].error_messages["invalid_choice"] = "verdict: choose pass or fail (or leave it blank)."
+        words = "score: a whole number from 1 to 5 (or leave it blank)."
+        self.fields["score"].error_messages.update(min_value=words, max_value=words, invalid=words)
+        self.fields["comment"].error_messages["max_length"] = f"comment: at most {MAX_COMMENT} characters."
+
+    def values(self) -> dict:
+        data = self.cleaned_data
+        passed = {"pass": True, "fail": False}.get(data["verdict"])
+        return {"passed": passed, "score": data["score"], "comment": data["comment"].strip()}

@@ -4,6 +4,7 @@ variants, each a prompt version × model × parameters."""
 from django.conf import settings
 from django.db import models
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 
 from playground.prompts.models import Prompt, PromptVersion
 from playground.sharing.models import share_links
@@ -56,6 +57,13 @@ class Evaluation(models.Model):
     def __str__(self) -> str:
         return self.title
 
+    def may_rate(self, user) -> bool:
+        """Who may rate its runs' cells: its owner (an evaluation has no team; a team's members would join here)."""
+        return bool(user and user.is_authenticated and user.pk == self.owner_id)
+
+    def latest_run(self) -> "Run | None":
+        return self.runs.order_by("-number").first()
+
     def latest_prompt(self) -> PromptVersion | None:
         return self.versions().order_by("-number").first()
 
@@ -105,12 +113,56 @@ class Variant(models.Model):
         return VARIANT_LABELS[self.position] if self.position < len(VARIANT_LABELS) else str(self.position + 1)
 
 
+class Run(models.Model):
+    """One run of the grid, kept: who started it and when, live or batch, what its variants were (prompt version,
+    model, parameters, graders: a snapshot, so later edits of the variants do not rewrite it) and how long it took.
+    Its cells are its results; a later run makes its own, so nothing of this one changes when the grid runs again
+    (the latest run's grades follow edits of the graders until a newer run exists: see services.regrade)."""
+
+    LIVE, BATCH = "live", "batch"
+    RUNNING, DONE, STOPPED, INTERRUPTED = "running", "done", "stopped", "interrupted"
+
+    shares = share_links()  # its share links: deleting it deletes them
+
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="runs")
+    number = models.PositiveIntegerField()  # 1, 2, … per evaluation
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    started = models.DateTimeField(default=timezone.now)
+    ended = models.DateTimeField(null=True, blank=True)
+    source = models.CharField(max_length=8, default=LIVE)
+    status = models.CharField(max_length=16, default=RUNNING)
+    # What was sent again ("all", "missing", "row", "column", "cell"); the other cells are the run before's, kept.
+    scope = models.CharField(max_length=8, default="all")
+    cells_run = models.PositiveIntegerField(default=0)
+    wall_ms = models.PositiveIntegerField(null=True, blank=True)
+    # [{"label", "variant", "model", "params", "prompt_version", "prompt_ref", "graders"}] as the run began.
+    variants = models.JSONField(default=list, blank=True)
+    batch = models.ForeignKey("batches.Batch", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        ordering = ["-number"]
+        constraints = [models.UniqueConstraint(fields=["evaluation", "number"], name="unique_run_number")]
+
+    def __str__(self) -> str:
+        return f"run {self.number}"
+
+    @property
+    def finished(self) -> bool:
+        return self.status != self.RUNNING
+
+    def prompt_versions(self) -> list[int]:
+        return [v["prompt_version"] for v in self.variants if v.get("prompt_version")]
+
+
 class Cell(models.Model):
     EMPTY, QUEUED, RUNNING, DONE, ERROR, STOPPED = "empty", "queued", "running", "done", "error", "stopped"
     SKIPPED = "skipped"  # its row leaves a variable empty; run only when the user says so
     ACTIVE = (QUEUED, RUNNING)
 
     evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="cells")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="cells")
     case = models.ForeignKey(TestCase, on_delete=models.CASCADE, related_name="cells")
     variant = models.ForeignKey(Variant, on_delete=models.CASCADE, related_name="cells")
     status = models.CharField(max_length=16, default=EMPTY)
@@ -122,8 +174,6 @@ class Cell(models.Model):
     ttft_ms = models.PositiveIntegerField(null=True)
     latency_ms = models.PositiveIntegerField(null=True)
     grades = models.JSONField(default=dict, blank=True)
-    thumb = models.SmallIntegerField(null=True)  # 1 up, -1 down
-    note = models.CharField(max_length=500, blank=True)
     heartbeat = models.DateTimeField(null=True)
     runs = models.PositiveIntegerField(default=0)  # how many times a run filled this cell
     # The prompt version the cell's last run sent (null: never run, or the version's prompt was deleted).
@@ -131,7 +181,7 @@ class Cell(models.Model):
 
     class Meta:
         ordering = ["case__position", "variant__position"]
-        constraints = [models.UniqueConstraint(fields=["case", "variant"], name="unique_cell")]
+        constraints = [models.UniqueConstraint(fields=["run", "case", "variant"], name="unique_run_cell")]
 
     def __str__(self) -> str:
         return f"cell {self.case_id}x{self.variant_id}"
@@ -148,6 +198,43 @@ class Cell(models.Model):
         if not self.grades:
             return None
         return all(grade["pass"] for grade in self.grades.values())
+
+
+MAX_COMMENT = 1000
+
+
+class Rating(models.Model):
+    """One person's judgement of one cell of a run: pass or fail, a score from 1 to 5, a comment (any of them).
+    One per person per cell, edited in place; kept with the run's cell, so a later run does not touch it."""
+
+    cell = models.ForeignKey(Cell, on_delete=models.CASCADE, related_name="ratings")
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    passed = models.BooleanField(null=True, blank=True)
+    score = models.PositiveSmallIntegerField(null=True, blank=True)
+    comment = models.CharField(max_length=MAX_COMMENT, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["created", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["cell", "rater"], name="one_rating_per_person"),
+            models.CheckConstraint(
+                condition=models.Q(score__isnull=True) | models.Q(score__gte=1, score__lte=5), name="rating_score_1_5"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"rating of {self.cell_id} by {self.rater_id}"
+
+    @property
+    def verdict(self) -> bool | None:
+        """The person's pass or fail: as given, else read from the score (4 and 5 pass, as the judge's do)."""
+        if self.passed is not None:
+            return self.passed
+        if self.score is not None:
+            return self.score >= 4
+        return None
 
 
 def get_evaluation(request, pk) -> Evaluation:

@@ -13,8 +13,8 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from playground.connections import gate
-from playground.evaluate import graders, services
-from playground.evaluate.models import Cell, Evaluation
+from playground.evaluate import graders, runs, services
+from playground.evaluate.models import Cell, Evaluation, Run
 from playground.lib import detached, drain
 from playground.upstream import client
 from playground.upstream.errors import UpstreamError
@@ -33,12 +33,14 @@ def group(pk: int) -> str:
 
 
 def render_cell(cell: Cell) -> str:
-    return render_to_string("evaluate/_cell.html", {"cell": cell})
+    """A cell as the grid shows it (sync: it reads the cell's ratings)."""
+    return render_to_string("evaluate/_cell.html", {"cell": cell, "user": None})
 
 
 def render_summary(evaluation: Evaluation) -> str:
     variants, _, cells = services.grid(evaluation)
-    context = {"summaries": services.summaries(variants, cells), "evaluation": evaluation}
+    run = evaluation.latest_run()
+    context = {"summaries": services.summaries(variants, cells), "evaluation": evaluation, "run": run}
     return render_to_string("evaluate/_summary.html", context)
 
 
@@ -46,27 +48,38 @@ def running(pk: int) -> bool:
     return detached.get(KIND, pk) is not None
 
 
-def select_cells(evaluation: Evaluation, scope: str, target) -> list[int]:
-    cells = evaluation.cells.all()
-    if scope == "missing":
-        cells = cells.exclude(status=Cell.DONE)
-    elif scope == "row":
-        cells = cells.filter(case_id=target)
-    elif scope == "column":
-        cells = cells.filter(variant_id=target)
-    elif scope == "cell":
-        cells = cells.filter(pk=target)
-    elif scope == "judge":
+def select_cells(evaluation: Evaluation, scope: str, target) -> set[tuple[int, int]] | list[int] | None:
+    """What a run of `scope` sends: the (case, variant) pairs of the latest run's grid (None: every one), or for
+    "judge" the ids of the latest run's cells to judge again; an empty set when nothing matches."""
+    if scope == "judge":
         return _unjudged(evaluation)
-    elif scope != "all":
-        return []
-    return list(cells.order_by("case__position", "variant__position").values_list("pk", flat=True))
+    if scope == "all":
+        return None
+    variants = list(evaluation.variants.values_list("pk", flat=True))
+    keys = {(c, v) for c in evaluation.cases.values_list("pk", flat=True) for v in variants}
+    if scope == "missing":
+        run = evaluation.latest_run()
+        done = set(run.cells.filter(status=Cell.DONE).values_list("case_id", "variant_id")) if run else set()
+        return keys - done
+    if scope == "row":
+        return {key for key in keys if key[0] == target}
+    if scope == "column":
+        return {key for key in keys if key[1] == target}
+    if scope == "cell":
+        # Any run's cell names its place in the grid: the page may still show the run before.
+        cell = evaluation.cells.filter(pk=target).values_list("case_id", "variant_id").first()
+        return {cell} & keys if cell else set()
+    return set()
 
 
 def _unjudged(evaluation: Evaluation) -> list[int]:
-    """Done cells whose variant has a model grader and that have no verdict of its present configuration (a batch's
-    results, or cells whose rubric changed): judged again without asking their model again."""
-    cells = evaluation.cells.filter(status=Cell.DONE).select_related("variant")
+    """Done cells of the latest run whose variant has a model grader and that have no verdict of its present
+    configuration (a batch's results, or cells whose rubric changed): judged again without asking their model
+    again."""
+    run = evaluation.latest_run()
+    if run is None:
+        return []
+    cells = run.cells.filter(status=Cell.DONE).select_related("variant")
     cells = cells.order_by("case__position", "variant__position")
     wanted = []
     for cell in cells:
@@ -76,31 +89,51 @@ def _unjudged(evaluation: Evaluation) -> list[int]:
     return wanted
 
 
-def _queue(evaluation: Evaluation, cell_ids: list[int]) -> None:
-    Evaluation.objects.filter(pk=evaluation.pk).update(stop_requested=False)
-    Cell.objects.filter(pk__in=cell_ids).update(status=Cell.QUEUED, heartbeat=timezone.now(), error="")
-
-
 async def start(
-    evaluation: Evaluation, cell_ids: list[int], concurrency: int, *, send_empty: bool = False, judge_only: bool = False
-) -> None:
-    """Queue the cells and run them in the background. Raises EvaluationError when a run is going on.
+    evaluation: Evaluation,
+    cells,
+    concurrency: int,
+    *,
+    user=None,
+    scope: str = "all",
+    send_empty: bool = False,
+    judge_only: bool = False,
+) -> Run | None:
+    """Begin a new run of the (case, variant) pairs `cells` (None: all; see select_cells) and run it in the
+    background; with `judge_only`, `cells` are the latest run's cell ids, judged in place. Returns the new run.
+    Raises EvaluationError when a run is going on or there is nothing to run.
 
     Rows that leave a variable empty end as skipped unless `send_empty` (the user said to send them)."""
     if running(evaluation.pk):
         raise services.EvaluationError("run: this evaluation is already running; stop it first.")
     if drain.draining():  # after a SIGTERM no new run starts here (lib/drain.py)
         raise services.EvaluationError(f"run: {drain.REFUSAL}")
-    if not cell_ids:
+    if cells is not None and not cells:
         raise services.EvaluationError("run: no cells to run.")
+    await Evaluation.objects.filter(pk=evaluation.pk).aupdate(stop_requested=False)
+    run = None
     if judge_only:
-        await Evaluation.objects.filter(pk=evaluation.pk).aupdate(stop_requested=False)
+        cell_ids, run_id = list(cells), None
     else:
-        await sync_to_async(_queue)(evaluation, cell_ids)
-    job = _run(evaluation.pk, cell_ids, concurrency, send_empty, judge_only)
+        run, cell_ids = await sync_to_async(runs.begin)(
+            evaluation, user=user, keys=None if cells is None else set(cells), scope=scope
+        )
+        run_id = run.pk
+        if not cell_ids:  # a grid with no rows or no variants: no run to keep
+            await Run.objects.filter(pk=run_id).adelete()
+            raise services.EvaluationError("run: no cells to run.")
+    job = _run(evaluation.pk, cell_ids, concurrency, send_empty, judge_only, run_id)
     task = detached.spawn(job, name=f"evaluate-{evaluation.pk}")
     detached.track(KIND, evaluation.pk, task)
     task.add_done_callback(lambda t: detached.untrack(KIND, evaluation.pk, t))
+    return run
+
+
+def _keys(cell_ids: list[int]) -> list[str]:
+    """Each cell's place in the grid, "case-variant": the page finds there the cell of the run it shows."""
+    rows = Cell.objects.filter(pk__in=cell_ids).values_list("pk", "case_id", "variant_id")
+    places = {pk: f"{case}-{variant}" for pk, case, variant in rows}
+    return [places.get(pk, "") for pk in cell_ids]
 
 
 async def _send(pk: int, event: dict) -> None:
@@ -108,13 +141,21 @@ async def _send(pk: int, event: dict) -> None:
 
 
 async def _run(
-    pk: int, cell_ids: list[int], concurrency: int, send_empty: bool = False, judge_only: bool = False
+    pk: int,
+    cell_ids: list[int],
+    concurrency: int,
+    send_empty: bool = False,
+    judge_only: bool = False,
+    run_id: int | None = None,
 ) -> None:
     semaphore = asyncio.Semaphore(concurrency)
     began = time.monotonic()
     evaluation = await Evaluation.objects.select_related("connection", "owner").aget(pk=pk)
     state = {"summary_at": 0.0}
-    await _send(pk, {"type": "run.start", "cells": cell_ids, "concurrency": concurrency, "judging": judge_only})
+    number = await Run.objects.filter(pk=run_id).values_list("number", flat=True).afirst() if run_id else None
+    keys = await sync_to_async(_keys)(cell_ids)
+    start = {"cells": cell_ids, "keys": keys, "concurrency": concurrency, "judging": judge_only, "run": number}
+    await _send(pk, {"type": "run.start", **start})
 
     async def one(cell_id: int) -> None:
         async with semaphore:
@@ -137,8 +178,19 @@ async def _run(
         # Cells a stop left in the queue end as stopped (with their earlier answer, if any, kept).
         left = await sync_to_async(_end_queued)(cell_ids)
         for cell in left:
-            await _send(pk, {"type": "cell.state", "id": cell.pk, "status": cell.status, "html": render_cell(cell)})
+            await _send(
+                pk,
+                {
+                    "type": "cell.state",
+                    "id": cell.pk,
+                    "status": cell.status,
+                    "html": await sync_to_async(render_cell)(cell),
+                },
+            )
         elapsed_ms = round((time.monotonic() - began) * 1000)
+        if run_id is not None:
+            stopped = await Cell.objects.filter(pk__in=cell_ids, status=Cell.STOPPED).aexists()
+            await sync_to_async(runs.end)(run_id, status=Run.STOPPED if stopped else Run.DONE, wall_ms=elapsed_ms)
         evaluation.last_run_cells, evaluation.last_run_ms = len(cell_ids), elapsed_ms
         evaluation.last_run_ended = timezone.now()
         await Evaluation.objects.filter(pk=pk).aupdate(
@@ -147,7 +199,7 @@ async def _run(
             last_run_ended=evaluation.last_run_ended,
         )
         html = await sync_to_async(render_summary)(evaluation)
-        await _send(pk, {"type": "run.end", "html": html, "elapsed_ms": elapsed_ms})
+        await _send(pk, {"type": "run.end", "html": html, "elapsed_ms": elapsed_ms, "run": number})
 
 
 def _fail(cell_id: int) -> None:
@@ -283,7 +335,9 @@ async def _judge(evaluation: Evaluation, cell: Cell, asked: dict) -> dict:
 async def _save(pk: int, cell: Cell) -> None:
     cell.heartbeat = timezone.now()
     await cell.asave()
-    await _send(pk, {"type": "cell.state", "id": cell.pk, "status": cell.status, "html": render_cell(cell)})
+    await _send(
+        pk, {"type": "cell.state", "id": cell.pk, "status": cell.status, "html": await sync_to_async(render_cell)(cell)}
+    )
 
 
 def request_stop(evaluation: Evaluation) -> None:
@@ -296,11 +350,18 @@ def request_stop(evaluation: Evaluation) -> None:
 
 
 def beat(live: list) -> None:
-    Cell.objects.filter(evaluation_id__in=live, status__in=Cell.ACTIVE).update(heartbeat=timezone.now())
+    active = Cell.objects.filter(evaluation_id__in=live, status__in=Cell.ACTIVE).exclude(run__source=Run.BATCH)
+    active.update(heartbeat=timezone.now())
     for pk in Evaluation.objects.filter(pk__in=live, stop_requested=True).values_list("pk", flat=True):
         detached.cancel(KIND, pk)
 
 
 def sweep(cutoff, live: list) -> int:
+    """Cells a dead process left running end as interrupted, and so do their runs (a batch run's cells wait on the
+    provider, not on a process: they are not swept)."""
     stale = Cell.objects.filter(status__in=Cell.ACTIVE, heartbeat__lt=cutoff).exclude(evaluation_id__in=live)
-    return stale.update(status=Cell.STOPPED, error=INTERRUPTED)
+    stale = stale.exclude(run__source=Run.BATCH)
+    run_ids = set(stale.values_list("run_id", flat=True))
+    count = stale.update(status=Cell.STOPPED, error=INTERRUPTED)
+    Run.objects.filter(pk__in=run_ids, status=Run.RUNNING).update(status=Run.INTERRUPTED, ended=timezone.now())
+    return count

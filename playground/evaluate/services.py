@@ -29,17 +29,7 @@ def create(*, user, title: str, connection) -> Evaluation:
     models = chat_models(connection)
     Variant.objects.create(evaluation=evaluation, position=0, model=models[0].model_id if models else "")
     new_version(evaluation, system="", user=EXAMPLE_USER, author=user)
-    ensure_cells(evaluation)
     return evaluation
-
-
-def ensure_cells(evaluation: Evaluation) -> None:
-    cases = list(evaluation.cases.values_list("pk", flat=True))
-    variants = list(evaluation.variants.values_list("pk", flat=True))
-    Cell.objects.bulk_create(
-        [Cell(evaluation=evaluation, case_id=c, variant_id=v) for c in cases for v in variants],
-        ignore_conflicts=True,
-    )
 
 
 def sync_columns(evaluation: Evaluation, imported: list[str] = ()) -> None:
@@ -153,7 +143,6 @@ def import_cases(evaluation: Evaluation, parsed: Parsed, *, append: bool) -> int
     )
     sync_columns(evaluation, parsed.columns)
     evaluation.save(update_fields=["columns", "updated"])
-    ensure_cells(evaluation)
     return len(parsed.rows)
 
 
@@ -192,7 +181,6 @@ def add_case(evaluation: Evaluation) -> TestCase:
     case = TestCase.objects.create(
         evaluation=evaluation, position=last.position + 1 if last else 0, values=dict.fromkeys(evaluation.columns, "")
     )
-    ensure_cells(evaluation)
     return case
 
 
@@ -211,7 +199,6 @@ def add_variant(evaluation: Evaluation) -> Variant:
         params=dict(copy.params) if copy else {},
         graders=dict(copy.graders) if copy else {},
     )
-    ensure_cells(evaluation)
     return variant
 
 
@@ -237,7 +224,12 @@ def lost_version(evaluation: Evaluation, variant: Variant, row: int) -> str:
 
 
 def regrade(evaluation: Evaluation, variant: Variant | None = None) -> None:
-    cells = Cell.objects.filter(evaluation=evaluation, status=Cell.DONE).select_related("case", "variant")
+    """The latest run's answers graded again by the present graders (and its snapshot says so); earlier runs keep
+    the grades they had, and a run going on is left alone (its cells are graded as they end)."""
+    run = evaluation.latest_run()
+    if run is None or not run.finished:
+        return
+    cells = run.cells.filter(status=Cell.DONE).select_related("case", "variant")
     if variant is not None:
         cells = cells.filter(variant=variant)
     changed = []
@@ -245,6 +237,11 @@ def regrade(evaluation: Evaluation, variant: Variant | None = None) -> None:
         cell.grades = graders.grade(cell.output, cell.case.expected, cell.variant.graders, cell.grades)
         changed.append(cell)
     Cell.objects.bulk_update(changed, ["grades"], batch_size=500)
+    present = {v.pk: v.graders for v in evaluation.variants.all()}
+    for shown in run.variants:
+        if shown.get("variant") in present and (variant is None or shown["variant"] == variant.pk):
+            shown["graders"] = present[shown["variant"]]
+    run.save(update_fields=["variants"])
 
 
 # ---------------------------------------------------------------- requests
@@ -328,8 +325,8 @@ class Summary:
     errors: int = 0
     graded: int = 0
     passed: int = 0
-    up: int = 0
-    down: int = 0
+    up: int = 0  # people's ratings that pass
+    down: int = 0  # and that fail
     latency: float | None = None
     ttft: float | None = None
     tokens: float | None = None
@@ -359,6 +356,7 @@ def summaries(variants: list[Variant], cells: list[Cell]) -> list[Summary]:
         own = by_variant[variant.pk]
         done = [c for c in own if c.status == Cell.DONE]
         graded = [c for c in done if c.grades]
+        verdicts = [r.verdict for c in own if c.pk for r in c.ratings.all()]
         result.append(
             Summary(
                 variant=variant,
@@ -366,8 +364,8 @@ def summaries(variants: list[Variant], cells: list[Cell]) -> list[Summary]:
                 errors=sum(1 for c in own if c.status == Cell.ERROR),
                 graded=len(graded),
                 passed=sum(1 for c in graded if c.passed),
-                up=sum(1 for c in own if c.thumb == 1),
-                down=sum(1 for c in own if c.thumb == -1),
+                up=verdicts.count(True),
+                down=verdicts.count(False),
                 latency=_mean([c.latency_ms for c in done]),
                 ttft=_mean([c.ttft_ms for c in done]),
                 tokens=_mean([c.tokens for c in done]),
@@ -377,15 +375,26 @@ def summaries(variants: list[Variant], cells: list[Cell]) -> list[Summary]:
     return result
 
 
-def grid(evaluation: Evaluation, cases=None) -> tuple[list[Variant], list[tuple[TestCase, list[Cell]]], list[Cell]]:
-    """The variants, the rows of `cases` (default: all) with their cells in variant order, and every cell."""
+def _placeholder(evaluation: Evaluation, case: TestCase, variant: Variant) -> Cell:
+    return Cell(evaluation=evaluation, case=case, variant=variant, status=Cell.EMPTY)
+
+
+def grid(
+    evaluation: Evaluation, cases=None, run=None
+) -> tuple[list[Variant], list[tuple[TestCase, list[Cell]]], list[Cell]]:
+    """The variants, the rows of `cases` (default: all) with the cells of `run` (default: the latest) in variant
+    order, and every cell of the run."""
     variants = list(evaluation.variants.select_related("prompt__prompt"))
     latest = evaluation.latest_prompt()
     for variant in variants:
         variant.shown = prompt_of(variant, latest)  # the grid header's name@vN
-    cells = list(evaluation.cells.select_related("version__prompt"))
+    run = run or evaluation.latest_run()
+    cells = []
+    if run is not None:
+        cells = list(run.cells.select_related("version__prompt").prefetch_related("ratings__rater"))
     index = {(c.case_id, c.variant_id): c for c in cells}
     rows = []
     for case in evaluation.cases.all() if cases is None else cases:
-        rows.append((case, [index.get((case.pk, v.pk)) for v in variants]))
+        # A place the run has no cell for (it ran before the row or variant existed): an empty one, not saved.
+        rows.append((case, [index.get((case.pk, v.pk)) or _placeholder(evaluation, case, v) for v in variants]))
     return variants, rows, cells

@@ -2,15 +2,18 @@
 
 from django.core.paginator import Paginator
 from django.db import transaction
+from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from django.utils import timezone
 
-from playground.evaluate import services
-from playground.evaluate.models import Cell, Evaluation, TestCase, Variant, get_evaluation
+from playground.evaluate import compare, runs, services
+from playground.evaluate.models import Cell, Evaluation, Run, TestCase, Variant, get_evaluation
 from playground.evaluate.views import ROWS_PER_PAGE
 from playground.prompts.drafts import Draft
+from playground.prompts.models import PromptVersion
 from playground.sharing.kinds import Kind, NotShareable
 
-CELL_FIELDS = ["status", "output", "error", "grades", "thumb", "note", "prompt_tokens", "completion_tokens"]
+CELL_FIELDS = ["status", "output", "error", "grades", "prompt_tokens", "completion_tokens"]
 CELL_FIELDS += ["ttft_ms", "latency_ms"]
 
 
@@ -48,10 +51,71 @@ class EvaluationKind(Kind):
         return content
 
 
-def evaluation_content(evaluation) -> dict:
-    """The grid as it is: template, variables, variants, every row (at most MAX_CASES) with its cells, the summary.
-    Its connection is left out: only model ids and parameters are shared."""
-    variants, rows, cells = services.grid(evaluation)
+class RunKind(EvaluationKind):
+    """One kept run of an evaluation: its grid, its variants as it began, and how it compares with the run
+    before it (the summary and every answer that is not unchanged)."""
+
+    name, label, plural = "evaluation-run", "Evaluation run", "Evaluation runs"
+    model = "evaluate.Run"
+
+    def get(self, request, pk):
+        runs_ = Run.objects.filter(evaluation__owner=request.user).select_related("evaluation__connection")
+        return get_object_or_404(runs_, pk=pk)
+
+    def title(self, item):
+        return f"Evaluation: {item.evaluation.title}, run {item.number}"
+
+    def url(self, item):
+        return reverse("evaluate:run", args=[item.evaluation_id, item.number])
+
+    def connection(self, item):
+        return item.evaluation.connection
+
+    def freeze(self, item, files):
+        return run_content(item)
+
+    def describe(self, content):
+        return f"Run {content['run']['number']} of an evaluation. " + super().describe(content)
+
+
+def run_content(run: Run) -> dict:
+    """A run as shared: its evaluation's grid of this run, its identity and its comparison with the run before."""
+    content = evaluation_content(run.evaluation, run)
+    content["run"] = {
+        "number": run.number,
+        "started": run.started.isoformat(),
+        "source": run.source,
+        "status": run.status,
+        "wall_ms": run.wall_ms,
+    }
+    before = run.evaluation.runs.filter(number__lt=run.number).order_by("-number").first()
+    if before is not None:
+        result = compare.compare(before, run)
+        content["comparison"] = {
+            "against": before.number,
+            "summary": result.summary(),
+            "only_a": result.only_a,
+            "only_b": result.only_b,
+            "pairs": [
+                {
+                    "row": p.case.position + 1,
+                    "label": p.label,
+                    "outcome": p.outcome,
+                    "before": p.a.output or p.a.error,
+                    "after": p.b.output or p.b.error,
+                }
+                for p in result.pairs
+                if p.outcome != compare.UNCHANGED
+            ],
+        }
+    return content
+
+
+def evaluation_content(evaluation, run=None) -> dict:
+    """The grid as it is (of `run`, default the latest): template, variables, variants, every row (at most
+    MAX_CASES) with its cells, the summary. Its connection is left out: only model ids and parameters are shared.
+    A run's variants are its snapshot, each with the prompt version it sent."""
+    variants, rows, cells = services.grid(evaluation, run=run)
     if any(c.status in Cell.ACTIVE for c in cells):
         raise NotShareable("This evaluation is still running: share it once its cells are finished.")
     latest = evaluation.latest_prompt()
@@ -69,27 +133,35 @@ def evaluation_content(evaluation) -> dict:
             "user": version.template,
         }
 
+    if run is None:
+        shown = [
+            {"label": v.label, "model": v.model, "prompt": v.prompt, "params": v.params, "graders": v.graders}
+            for v in variants
+        ]
+    else:
+        sent = PromptVersion.objects.select_related("prompt").in_bulk(run.prompt_versions())
+        shown = [{**v, "prompt": sent.get(v.get("prompt_version"))} for v in run.variants]
     return {
         "title": evaluation.title,
         "prompt": prompt(latest),
         "columns": evaluation.columns,
         "variants": [
             {
-                "label": v.label,
-                "model": v.model,
-                "prompt": prompt(v.prompt) if v.prompt_id else None,
-                "params": {k: val for k, val in (v.params or {}).items() if val not in ("", None)},
-                "graders": sorted(v.graders or {}),
-                "grader_config": v.graders or {},
+                "label": v["label"],
+                "model": v["model"],
+                "prompt": prompt(v["prompt"]),
+                "params": {k: val for k, val in (v["params"] or {}).items() if val not in ("", None)},
+                "graders": sorted(v["graders"] or {}),
+                "grader_config": v["graders"] or {},
             }
-            for v in variants
+            for v in shown
         ],
         "rows": [
             {
                 "number": case.position + 1,
                 "values": case.values,
                 "expected": case.expected,
-                "cells": [{name: getattr(c, name) for name in CELL_FIELDS} if c else None for c in row],
+                "cells": [_cell(c) if c else None for c in row],
             }
             for case, row in rows
         ],
@@ -105,11 +177,19 @@ def evaluation_content(evaluation) -> dict:
     }
 
 
+def _cell(cell: Cell) -> dict:
+    """A cell as shared: its results, and people's ratings without their names."""
+    shared = {name: getattr(cell, name) for name in CELL_FIELDS}
+    if cell.pk:
+        shared["ratings"] = [{"pass": r.passed, "score": r.score} for r in cell.ratings.all()]
+    return shared
+
+
 @transaction.atomic
 def fork_evaluation(content: dict, user, connection) -> Evaluation:
     """An editable evaluation in the user's account: its prompt (a new library prompt of the user's, with the
-    shared versions), variants (model, parameters, graders) and rows, with the shared results as its cells (a
-    record: the next run replaces them)."""
+    shared versions), variants (model, parameters, graders) and rows, with the shared results as its run 1 (the
+    next run is run 2)."""
     evaluation = Evaluation.objects.create(
         owner=user, title=f"{content['title']} (fork)"[:100], connection=connection, columns=content["columns"]
     )
@@ -125,12 +205,26 @@ def fork_evaluation(content: dict, user, connection) -> Evaluation:
         )
         for position, data in enumerate(content["variants"])
     ]
+    run = Run.objects.create(
+        evaluation=evaluation,
+        number=1,
+        started_by=user,
+        status=Run.DONE,
+        ended=timezone.now(),
+        variants=runs.snapshot(evaluation),
+    )
     for row in content["rows"]:
         case = TestCase.objects.create(
             evaluation=evaluation, position=row["number"] - 1, values=row["values"], expected=row["expected"]
         )
         Cell.objects.bulk_create(
-            Cell(evaluation=evaluation, case=case, variant=variant, **{name: cell.get(name) for name in CELL_FIELDS})
+            Cell(
+                evaluation=evaluation,
+                run=run,
+                case=case,
+                variant=variant,
+                **{name: cell.get(name) for name in CELL_FIELDS},
+            )
             for variant, cell in zip(variants, row["cells"], strict=False)
             if cell
         )

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from playground.evaluate import dataset_views, views
+from playground.evaluate import dataset_views, run_views, views
 
 app_name = "evaluate"
 
@@ -17,7 +17,9 @@ urlpatterns = [
     path("<int:pk>/variants/add/", views.add_variant, name="add-variant"),
     path("<int:pk>/variants/<int:variant_pk>/", views.save_variant, name="variant"),
     path("<int:pk>/variants/<int:variant_pk>/delete/", views.delete_variant, name="delete-variant"),
-    path("<int:pk>/cells/<int:cell_pk>/grade/", views.grade, name="grade"),
+    path("<int:pk>/cells/<int:cell_pk>/rate/", run_views.rate, name="rate"),
+    path("<int:pk>/runs/<int:number>/", run_views.run_page, name="run"),
+    path("<int:pk>/compare/", run_views.compare, name="compare"),
     path("<int:pk>/batch/", views.submit_batch, name="batch"),
     path("<int:pk>/batch/status/", views.batch_status, name="batch-status"),
     path("<int:pk>/batch/cancel/", views.cancel_batch, name="batch-cancel"),

@@ -6,16 +6,14 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.html import escape
 from django.views.decorators.http import require_GET, require_POST
 
 from playground.evaluate import batch as batch_run
-from playground.evaluate import cases, exports, graders, services, templating
+from playground.evaluate import cases, exports, graders, runs, services, templating
 from playground.evaluate.forms import (
     MAX_CONCURRENCY,
     EvaluationForm,
     ImportForm,
-    ManualGradeForm,
     PromptForm,
     VariantForm,
     chat_models,
@@ -90,7 +88,10 @@ def _page(request, evaluation, *, prompt_form=None, import_errors=None, posted=N
     # Django renders ~4,000 cells in seconds: the grid and the table show one page of rows at a time.
     pages = Paginator(evaluation.cases.all(), ROWS_PER_PAGE)
     page = pages.get_page(request.GET.get("page"))
-    variants, rows, cells = services.grid(evaluation, page.object_list)
+    run_rows = runs.rows(evaluation)
+    latest_run = run_rows[0].run if run_rows else None
+    run = _shown_run(request, evaluation) or latest_run
+    variants, rows, cells = services.grid(evaluation, page.object_list, run)
     models = chat_models(evaluation.connection)
     prompt_form = prompt_form or PromptForm(
         initial={"system": latest.system, "user": latest.template} if latest else {}
@@ -129,9 +130,24 @@ def _page(request, evaluation, *, prompt_form=None, import_errors=None, posted=N
         "max_concurrency": MAX_CONCURRENCY,
         "no_models": not models,
         "judged": any("judge" in v.graders for v in variants),
+        "run": run,
+        "latest_run": latest_run,
+        "earlier": run is not None and run != latest_run,  # the grid shows an earlier run than the latest
+        "run_rows": run_rows,
         **extra,
     }
     return render(request, "evaluate/detail.html", context, status=status)
+
+
+def _shown_run(request, evaluation):
+    """The run `?run=N` asks for (404 when the evaluation has no such run), or None for the latest."""
+    number = request.GET.get("run")
+    if not number:
+        return None
+    run = runs.get_run(evaluation, number)
+    if run is None:
+        raise Http404("This evaluation has no such run.")
+    return run
 
 
 @require_GET
@@ -257,25 +273,6 @@ def delete_variant(request, pk, variant_pk):
 
 
 @require_POST
-def grade(request, pk, cell_pk):
-    evaluation = get_evaluation(request, pk)
-    cell = get_object_or_404(evaluation.cells, pk=cell_pk)
-    form = ManualGradeForm(request.POST)
-    if not form.is_valid():
-        error = "; ".join(str(e) for errors in form.errors.values() for e in errors)
-        if request.htmx:
-            return HttpResponse(f'<p class="errorlist" role="alert">{escape(error)}</p>')
-        messages.error(request, error)
-        return _back(evaluation, "grid")
-    cell.thumb = form.cleaned_data["thumb"] or None
-    cell.note = form.cleaned_data["note"]
-    cell.save(update_fields=["thumb", "note"])
-    if request.htmx:
-        return render(request, "evaluate/_cell.html", {"cell": cell})
-    return _back(evaluation, "grid")
-
-
-@require_POST
 def submit_batch(request, pk):
     evaluation = get_evaluation(request, pk)
     if evaluation.connection is None:
@@ -326,11 +323,14 @@ def cancel_batch(request, pk):
 @require_GET
 def export(request, pk, kind):
     evaluation = get_evaluation(request, pk)
+    run = _shown_run(request, evaluation) or evaluation.latest_run()
     name = re.sub(r"[^A-Za-z0-9_-]+", "_", evaluation.title).strip("_") or "evaluation"
+    if run is not None:
+        name += f"-run-{run.number}"
     if kind == "csv":
-        response = HttpResponse(exports.export_csv(evaluation), content_type="text/csv; charset=utf-8")
+        response = HttpResponse(exports.export_csv(evaluation, run), content_type="text/csv; charset=utf-8")
     elif kind == "jsonl":
-        response = HttpResponse(exports.export_jsonl(evaluation), content_type="application/jsonl")
+        response = HttpResponse(exports.export_jsonl(evaluation, run), content_type="application/jsonl")
     else:
         raise Http404("No such export.")
     response["Content-Disposition"] = f'attachment; filename="{name}.{kind}"'

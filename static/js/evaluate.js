@@ -93,7 +93,7 @@
     td.dataset.expanded = open ? "true" : "false";
   }
 
-  if (grid) {
+  function watchGrid(grid) {
     grid.addEventListener("keydown", function (event) {
       var td = event.target;
       if (!td.matches || !td.matches("td.gcell")) { return; }
@@ -118,6 +118,7 @@
       toggle(td);
     });
   }
+  if (grid) { watchGrid(grid); }
 
   // -- the live run
 
@@ -152,11 +153,17 @@
   function onMessage(event) {
     var data = JSON.parse(event.data);
     if (data.type === "start") {
+      // A new run makes new cells: a page on an earlier run goes to the latest; the grid's cells take the ids of
+      // the new run's cells in their places (row-variant), so its updates land there.
+      if (!data.judging && root.dataset.earlier === "1") { location.assign(location.pathname + "#grid"); return; }
       counts = { total: data.cells.length, ended: 0 };
       // A cell waiting its turn shows "queued", not the badge of the run before.
-      (data.judging ? [] : data.cells).forEach(function (id) {
-        var cell = document.getElementById("cell-" + id);
+      (data.judging ? [] : data.cells).forEach(function (id, index) {
+        var key = (data.keys || [])[index];
+        var cell = document.getElementById("cell-" + id) || (key && root.querySelector('.cell[data-key="' + key + '"]'));
         if (!cell) { return; }
+        cell.id = "cell-" + id;
+        cell.dataset.cell = id;
         cell.dataset.status = "queued";
         cell.className = cell.className.replace(/\bcell-\w+\b/, "cell-queued");
         var badge = cell.querySelector(".cell-head .badge");
@@ -181,11 +188,35 @@
       replace("summary-row", data.html);
       if (data.type === "end") {
         say("Run finished: " + counts.ended + " of " + counts.total + " cells in " + seconds(data.elapsed_ms) + ".");
-        root.dataset.runState = "ended";
+        if (data.run) { refresh(); } else { root.dataset.runState = "ended"; }
       }
     } else if (data.type === "error") {
       say(data.message, true);
     }
+  }
+
+  // After a run: the runs list and the grid as the server has them now (every cell of the new run, with its own
+  // rating form), read from the page itself.
+  function refresh() {
+    // The same view and page of rows, of the latest run (the one that just ended).
+    var params = new URLSearchParams(location.search);
+    params.delete("run");
+    var query = params.toString();
+    fetch(location.pathname + (query ? "?" + query : ""), { credentials: "same-origin" })
+      .then(function (response) { return response.text(); })
+      .then(function (html) {
+        var page = new DOMParser().parseFromString(html, "text/html");
+        ["runs", "grid"].forEach(function (id) {
+          var fresh = page.getElementById(id), old = document.getElementById(id);
+          if (fresh && old) {
+            old.replaceWith(fresh);
+            if (window.htmx) { window.htmx.process(fresh); }
+          }
+        });
+        grid = root.querySelector("[data-grid]");
+        if (grid) { watchGrid(grid); }
+      })
+      .finally(function () { root.dataset.runState = "ended"; });
   }
 
   function connect() {

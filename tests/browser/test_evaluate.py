@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from playground.evaluate.models import Cell, Evaluation
+from playground.evaluate.models import Evaluation, Rating
 from tests.browser.conftest import orm, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
@@ -57,6 +57,8 @@ def test_import_twenty_rows_run_two_variants_live_grade_and_export(alice_page, a
     status = page.locator("#run-status")
     expect(status).to_contain_text("Running 40 cells, 4 at a time")
     expect(status).to_have_text(re.compile(r"^Run finished: 40 of 40 cells in [\d.]+ m?s\.$"), timeout=60_000)
+    expect(page.locator("#evaluation[data-run-state=ended]")).to_have_count(1)  # the grid shows the new run
+
     expect(page.locator('.grid-table .cell[data-status="done"]')).to_have_count(40)
     first = page.locator(".grid-table tbody tr").first.locator(".cell").first
     expect(first.locator(".rendered")).to_have_text("Answer to Question 1")
@@ -64,18 +66,17 @@ def test_import_twenty_rows_run_two_variants_live_grade_and_export(alice_page, a
     expect(page.locator('[data-summary="A"] .score')).to_have_text("100%")
     expect(page.locator('[data-summary="B"] .score')).to_have_text("—")
 
-    # Grade by hand, with a note; the raw toggle shows the text as the model wrote it.
-    first.get_by_label("Note").fill("spot on")
-    first.get_by_role("button", name="Thumbs up").click()
-    expect(page.locator(".grid-table .cell").first.get_by_role("button", name="Thumbs up")).to_have_attribute(
-        "aria-pressed", "true"
-    )
+    # Rate by hand, with a comment; the raw toggle shows the text as the model wrote it.
+    first.get_by_label("Your verdict on this answer").select_option("pass")
+    first.get_by_label("Your comment").fill("spot on")
+    first.get_by_role("button", name="Rate").click()
+    expect(page.locator(".grid-table .cell").first.get_by_role("button", name="Update")).to_be_visible()
     cell = page.locator(".grid-table .cell").first
     cell.get_by_role("button", name="raw").click()
     expect(cell.locator("pre.raw")).to_be_visible()
     expect(cell.locator(".rendered")).to_be_hidden()
     evaluation = orm(Evaluation.objects.get, owner=alice)
-    assert orm(Cell.objects.filter(evaluation=evaluation, thumb=1, note="spot on").count) == 1
+    assert orm(Rating.objects.filter(cell__run__evaluation=evaluation, passed=True, comment="spot on").count) == 1
 
     with page.expect_download() as download:
         page.get_by_role("link", name="Export CSV").click()

@@ -40,7 +40,6 @@ def make_grid(owner):
     evaluation.columns = ["text", "language", "answer"]
     evaluation.save()
     services.add_variant(evaluation)
-    services.ensure_cells(evaluation)
     first = evaluation.variants.get(position=0)
     first.graders = {"judge": {"rubric": 'Says "French".', "model": "local/chat", "scale": "pass"}}
     first.save()
@@ -62,6 +61,7 @@ def test_the_compact_grid_runs_flags_queues_times_and_navigates(alice_page, alic
     page.get_by_role("button", name="Run all live").click()
     status = page.locator("#run-status")
     expect(status).to_have_text(re.compile(r"^Run finished: 8 of 8 cells in \d"), timeout=60_000)
+    expect(page.locator("#evaluation[data-run-state=ended]")).to_have_count(1)  # the grid shows the new run
     expect(grid.locator('.cell[data-status="done"]')).to_have_count(6)
     expect(grid.locator('.cell[data-status="skipped"]')).to_have_count(2)
     skipped = grid.locator("tr[data-row='4'] .cell").first
@@ -88,6 +88,7 @@ def test_the_compact_grid_runs_flags_queues_times_and_navigates(alice_page, alic
     page.locator("#concurrency").fill("1")
     page.get_by_role("button", name="Run all live").click()
     expect(status).to_have_text(re.compile(r"^Run finished: 8 of 8 cells in \d"), timeout=60_000)
+    expect(page.locator("#evaluation[data-run-state=ended]")).to_have_count(1)  # the grid shows the new run
     seen = page.evaluate("() => window.seen")
     last = grid.locator("tr[data-row='3'] .cell").nth(1).get_attribute("id")
     assert seen[last][0] == "queued" and seen[last][-1] == "done", seen[last]
@@ -121,7 +122,7 @@ def test_the_compact_grid_runs_flags_queues_times_and_navigates(alice_page, alic
     assert page.evaluate("() => document.activeElement.closest('tr').dataset.row") == "1"
 
     long_cell.click(position={"x": 5, "y": 5})  # closed again for the picture
-    page.evaluate("window.scrollTo(0, 0)")
+    page.evaluate("document.getElementById('runs').scrollIntoView()")  # the runs list, then the grid
     page.screenshot(path=str(SCREENSHOTS / "evaluate-grid.png"), full_page=False)
     page.set_viewport_size({"width": 390, "height": 844})
     page.reload()

@@ -45,7 +45,6 @@ def evaluation_of(owner):
         [TestCase(evaluation=evaluation, position=i, values={"question": q}) for i, q in enumerate(["Hi", "Yo"])]
     )
     services.add_variant(evaluation)
-    services.ensure_cells(evaluation)
     return evaluation
 
 
@@ -82,5 +81,5 @@ def test_an_owner_and_a_member_run_a_team_prompts_version(browser, live_server, 
         log_in(context, Client(), user)
         use_team_version(context.new_page(), evaluation, width)
         own = orm(evaluation.latest_prompt)
-        cells = orm(lambda e=evaluation: list(Cell.objects.filter(evaluation=e).select_related("variant")))
+        cells = orm(lambda e=evaluation: list(Cell.objects.filter(run=e.latest_run()).select_related("variant")))
         assert {(c.variant.label, c.version_id) for c in cells} == {("A", own.pk), ("B", version.pk)}

@@ -5,7 +5,7 @@ from playwright.sync_api import expect
 
 from playground.connections.models import ensure_local_connection
 from playground.evaluate import services
-from playground.evaluate.models import Cell, Evaluation, TestCase, Variant
+from playground.evaluate.models import Cell, Evaluation, Run, TestCase, Variant
 from tests.browser.conftest import orm, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
@@ -20,11 +20,13 @@ def make_evaluation(owner) -> Evaluation:
         Variant.objects.create(evaluation=evaluation, position=0, model="local/chat", params={"temperature": "0.2"}),
         Variant.objects.create(evaluation=evaluation, position=1, model="local/chat-lite"),
     ]
+    run = Run.objects.create(evaluation=evaluation, number=1, started_by=owner, status=Run.DONE)
     for n, (country, city) in enumerate([("France", "Paris"), ("Japan", "Tokyo"), ("Peru", "Lima")]):
         case = TestCase.objects.create(evaluation=evaluation, position=n, values={"country": country}, expected=city)
         for variant in variants:
             Cell.objects.create(
                 evaluation=evaluation,
+                run=run,
                 case=case,
                 variant=variant,
                 status=Cell.DONE,

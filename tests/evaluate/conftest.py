@@ -7,8 +7,8 @@ from channels.testing import WebsocketCommunicator
 
 from playground.asgi import application
 from playground.connections.models import Connection
-from playground.evaluate import services
-from playground.evaluate.models import Cell, TestCase
+from playground.evaluate import runs, services
+from playground.evaluate.models import Cell, Run, TestCase
 
 ORIGIN = [(b"origin", b"http://127.0.0.1"), (b"host", b"127.0.0.1")]
 
@@ -35,8 +35,21 @@ def make_evaluation(owner, *, rows: int = 2, variants: int = 1, user: str = "{{q
     )
     for _ in range(variants - 1):
         services.add_variant(evaluation)
-    services.ensure_cells(evaluation)
     return evaluation
+
+
+def blank_run(evaluation, user=None):
+    """A run of the whole grid with every cell empty (as if nothing had been sent yet): tests fill its cells."""
+    run, _ = runs.begin(evaluation, user=user or evaluation.owner)
+    run.cells.update(status=Cell.EMPTY, heartbeat=None)
+    Run.objects.filter(pk=run.pk).update(status=Run.DONE)
+    return run
+
+
+def latest_cells(evaluation):
+    """The cells of the evaluation's latest run (a lazy queryset: usable from async tests)."""
+    latest = Run.objects.filter(evaluation_id=evaluation.pk).order_by("-number").values("pk")[:1]
+    return Cell.objects.filter(run__in=latest)
 
 
 @pytest.fixture
@@ -66,6 +79,6 @@ async def receive_until(communicator, kind: str, timeout: float = 60) -> list[di
 
 def statuses(evaluation) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for status in Cell.objects.filter(evaluation=evaluation).values_list("status", flat=True):
+    for status in latest_cells(evaluation).values_list("status", flat=True):
         counts[status] = counts.get(status, 0) + 1
     return counts

@@ -10,7 +10,7 @@ from playground.connections.models import Connection
 from playground.evaluate import batch as batch_run
 from playground.evaluate.models import Cell, Evaluation
 from playground.upstream.errors import UpstreamError
-from tests.evaluate.conftest import make_evaluation, statuses
+from tests.evaluate.conftest import blank_run, latest_cells, make_evaluation, statuses
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 HTMX = {"HX-Request": "true"}
@@ -43,12 +43,24 @@ def test_the_grid_runs_as_a_batch_and_results_join_back_by_custom_id(alice_http,
     assert sorted(evaluation.batch_map)[:2] == ["row-1-variant-A", "row-1-variant-B"]
     page = alice_http.get(f"/evaluate/{evaluation.pk}/").text
     assert 'id="batch-status"' in page and "every 2s" in page
+    # The batch is a run of its own from the start, its cells queued until the results come back.
+    run = evaluation.runs.get()
+    assert (run.number, run.source, run.status, run.batch, run.started_by) == (
+        1,
+        "batch",
+        "running",
+        evaluation.batch,
+        alice,
+    )
+    assert statuses(evaluation) == {"queued": 8}
 
     wait_joined(alice_http, evaluation)
     evaluation.refresh_from_db()
     assert evaluation.batch.status == "completed" and evaluation.batch_joined
     assert statuses(evaluation) == {"done": 4, "error": 4}
-    for cell in Cell.objects.filter(evaluation=evaluation).select_related("case", "variant"):
+    run.refresh_from_db()
+    assert run.status == "done" and run.ended is not None and run.wall_ms > 0
+    for cell in latest_cells(evaluation).select_related("case", "variant"):
         assert cell.source == "batch"
         if cell.variant.label == "A":
             assert cell.output == f"Answer to {cell.case.values['question']}"
@@ -57,7 +69,7 @@ def test_the_grid_runs_as_a_batch_and_results_join_back_by_custom_id(alice_http,
             assert cell.status == "error" and cell.error and cell.output == ""
     # Joined once: a later status poll changes nothing.
     alice_http.get(f"/evaluate/{evaluation.pk}/batch/status/")
-    assert Cell.objects.filter(evaluation=evaluation, runs=2).count() == 0
+    assert latest_cells(evaluation).filter(runs=2).count() == 0
 
 
 def test_a_batch_can_be_cancelled(alice_http, alice, catalog):
@@ -76,7 +88,8 @@ def test_a_batch_can_be_cancelled(alice_http, alice, catalog):
 
 def test_a_provider_without_file_upload_is_told_so_in_words(alice_http, alice, live_server, catalog):
     evaluation = make_evaluation(alice, rows=2, user=SAY)
-    Cell.objects.filter(evaluation=evaluation, case__position=0).update(status=Cell.DONE, output="kept")
+    blank_run(evaluation)
+    latest_cells(evaluation).filter(case__position=0).update(status=Cell.DONE, output="kept")
     connection = Connection(owner=alice, name="No files", base_url=f"{live_server.url}/nofiles/v1")
     connection.set_key("sk-anything")
     connection.save()
@@ -87,7 +100,7 @@ def test_a_provider_without_file_upload_is_told_so_in_words(alice_http, alice, l
     assert "POST /files answered 404, so the grid cannot run as a batch on this connection." in page.text
     evaluation.refresh_from_db()
     assert evaluation.batch is None
-    assert Cell.objects.get(evaluation=evaluation, case__position=0).output == "kept"  # nothing run is lost
+    assert latest_cells(evaluation).get(case__position=0).output == "kept"  # nothing run is lost
 
 
 def test_cells_that_cannot_be_sent_stop_the_batch_before_anything_is_uploaded(alice_http, alice, catalog):

@@ -11,7 +11,7 @@ from playground.catalog.services import refresh_models
 from playground.evaluate import graders, services
 from playground.evaluate.models import Cell, TestCase, Variant
 from playground.teams.models import OWNER, Membership, Team, UsageRecord
-from tests.evaluate.conftest import connect, set_template
+from tests.evaluate.conftest import blank_run, connect, latest_cells, set_template
 from tests.evaluate.test_live import finished, run
 from tests.fakeprovider import server as fake
 from tests.providers.conftest import fake_connection
@@ -26,7 +26,6 @@ def with_judge(evaluation, *, model: str, rubric: str, scale: str = "pass", answ
     TestCase.objects.bulk_create(
         [TestCase(evaluation=evaluation, position=i, values={"question": a}) for i, a in enumerate(answers)]
     )
-    services.ensure_cells(evaluation)
     evaluation.variants.update(graders={"judge": {"rubric": rubric, "model": model, "scale": scale}})
     return evaluation
 
@@ -41,7 +40,7 @@ async def run_all(evaluation, user):
     events = await run(ws)
     await finished(evaluation.pk)
     await ws.disconnect()
-    cells = await sync_to_async(list)(Cell.objects.filter(evaluation=evaluation).order_by("case__position"))
+    cells = await sync_to_async(list)(latest_cells(evaluation).order_by("case__position"))
     return events, cells
 
 
@@ -81,16 +80,17 @@ def test_changing_the_rubric_drops_the_old_verdict_and_other_graders_keep_it(ali
     evaluation = local_evaluation(alice, model="local/chat", rubric='"Paris"')
     judge = {"rubric": '"Paris"', "model": "local/chat", "scale": "pass"}
     verdict = {"pass": True, "detail": "ok", "of": graders.judge_key(judge)}
-    Cell.objects.filter(evaluation=evaluation).update(status=Cell.DONE, output="Paris", grades={"judge": verdict})
+    blank_run(evaluation)
+    latest_cells(evaluation).update(status=Cell.DONE, output="Paris", grades={"judge": verdict})
     variant = evaluation.variants.get()
     variant.graders = {**variant.graders, "max_length": 100}
     variant.save()
     services.regrade(evaluation, variant)
-    assert all(c.grades["judge"] == verdict for c in Cell.objects.filter(evaluation=evaluation))
+    assert all(c.grades["judge"] == verdict for c in latest_cells(evaluation))
     variant.graders = {"judge": {**judge, "rubric": '"Lyon"'}}
     variant.save()
     services.regrade(evaluation, variant)
-    assert all("judge" not in c.grades for c in Cell.objects.filter(evaluation=evaluation))
+    assert all("judge" not in c.grades for c in latest_cells(evaluation))
 
 
 def test_the_form_needs_a_model_and_a_rubric_together():
@@ -169,7 +169,7 @@ async def test_a_changed_rubric_is_judged_again_without_asking_the_cells_model_a
     nothing_left = await ws.receive_json_from(timeout=10)
     await ws.disconnect()
     assert events[0]["judging"] is True and len(events[0]["cells"]) == 2
-    after = await sync_to_async(list)(Cell.objects.filter(evaluation=evaluation).order_by("case__position"))
+    after = await sync_to_async(list)(latest_cells(evaluation).order_by("case__position"))
     assert [c.grades["judge"]["pass"] for c in after] == [False, True]
     assert [(c.output, c.runs, c.latency_ms) for c in after] == [(c.output, c.runs, c.latency_ms) for c in before]
     assert nothing_left == {

@@ -7,10 +7,10 @@ from asgiref.sync import async_to_sync, sync_to_async
 
 from playground.catalog.services import refresh_models
 from playground.evaluate import batch, exports, runner, services
-from playground.evaluate.models import Cell, Evaluation, Variant
+from playground.evaluate.models import Evaluation, Variant
 from playground.prompts.models import ImmutableVersion, Prompt, PromptVersion
 from playground.teams.models import MEMBER, OWNER, Membership, Team
-from tests.evaluate.conftest import connect, make_evaluation
+from tests.evaluate.conftest import blank_run, connect, latest_cells, make_evaluation
 from tests.evaluate.test_live import finished, run
 from tests.fakeprovider import server as fake
 from tests.prompts.conftest import client_of, make_prompt
@@ -103,7 +103,7 @@ async def test_every_cell_records_the_version_its_run_sent(live_server, alice, b
     await finished(evaluation.pk)
     await ws.disconnect()
     own = await sync_to_async(evaluation.latest_prompt)()
-    cells = await sync_to_async(list)(Cell.objects.filter(evaluation=evaluation).select_related("variant"))
+    cells = await sync_to_async(list)(latest_cells(evaluation).select_related("variant"))
     assert {(c.variant.position, c.output, c.version_id) for c in cells} == {
         (0, "own", own.pk),
         (1, "team", version.pk),
@@ -111,7 +111,7 @@ async def test_every_cell_records_the_version_its_run_sent(live_server, alice, b
 
     # The template changes after the run: the cells still say what they ran with.
     await sync_to_async(services.save_prompt)(evaluation, system="", user="{{question}} [say:new]")
-    assert {c.version_id for c in await sync_to_async(list)(Cell.objects.filter(evaluation=evaluation))} == {
+    assert {c.version_id for c in await sync_to_async(list)(latest_cells(evaluation))} == {
         own.pk,
         version.pk,
     }
@@ -121,7 +121,7 @@ async def test_every_cell_records_the_version_its_run_sent(live_server, alice, b
 def test_a_batch_records_the_version_each_line_was_built_from(alice, catalog):
     evaluation = make_evaluation(alice, rows=2, variants=1)
     built_with = evaluation.latest_prompt()
-    _, mapping, problems = batch.build(evaluation)
+    _, mapping, problems, _ = batch.build(evaluation)
     assert not problems and all(key[2] == built_with.pk for key in mapping.values())
     evaluation.batch_map = mapping
     services.save_prompt(evaluation, system="", user="Edited {{question}}")  # edited while the batch runs
@@ -130,7 +130,7 @@ def test_a_batch_records_the_version_each_line_was_built_from(alice, catalog):
         for cid in mapping
     }
     assert batch.join(evaluation, outcomes) == 2
-    assert {(c.status, c.version_id) for c in Cell.objects.filter(evaluation=evaluation)} == {("done", built_with.pk)}
+    assert {(c.status, c.version_id) for c in latest_cells(evaluation)} == {("done", built_with.pk)}
     assert f'"version": "{built_with.ref}"' in exports.export_jsonl(evaluation)  # the record says it too
 
 
@@ -145,7 +145,7 @@ def test_a_team_version_is_not_sent_once_its_owner_has_left_the_team(alice, bob,
     Membership.objects.filter(team=team, user=alice).delete()
     words = "row 1, variant B: prompt: you can no longer use Team tone@v1; choose another version."
     assert batch.build(evaluation)[2] == [words]
-    cell = Cell.objects.get(evaluation=evaluation, variant=b)
+    cell = blank_run(evaluation).cells.get(variant=b)
     assert runner._prepare(evaluation, cell.pk, False)[1].error == words
     # The page still opens and names the pick, so it can be changed.
     assert "Team tone@v1" in client_of(alice).get(f"/evaluate/{evaluation.pk}/?view=editor").text
@@ -175,7 +175,7 @@ async def test_against_the_fake_provider_a_team_version_is_sent_and_recorded(
     await finished(evaluation.pk)
     await ws.disconnect()
     own = await sync_to_async(evaluation.latest_prompt)()
-    cells = await sync_to_async(list)(Cell.objects.filter(evaluation=evaluation).select_related("variant"))
+    cells = await sync_to_async(list)(latest_cells(evaluation).select_related("variant"))
     assert sorted((c.variant.position, c.status, c.version_id) for c in cells) == [
         (0, "done", own.pk),
         (1, "done", version.pk),

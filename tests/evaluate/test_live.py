@@ -7,9 +7,17 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from playground.evaluate import runner
-from playground.evaluate.models import Cell, Evaluation, TestCase
+from playground.evaluate.models import Cell, Evaluation, Run, TestCase
 from playground.lib import detached
-from tests.evaluate.conftest import connect, make_evaluation, receive_until, set_template, statuses
+from tests.evaluate.conftest import (
+    blank_run,
+    connect,
+    latest_cells,
+    make_evaluation,
+    receive_until,
+    set_template,
+    statuses,
+)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 SAY = "{{question}} [say:Answer to {{question}}]"
@@ -46,7 +54,7 @@ async def test_twenty_rows_by_two_variants_fill_every_cell_exactly_once(live_ser
             running -= 1
     assert 1 < peak <= 4
     assert await sync_to_async(statuses)(evaluation) == {"done": 40}
-    cells = await sync_to_async(list)(Cell.objects.filter(evaluation=evaluation).select_related("case"))
+    cells = await sync_to_async(list)(latest_cells(evaluation).select_related("case"))
     for cell in cells:
         assert cell.output == f"Answer to {cell.case.values['question']}"
         assert cell.runs == 1 and cell.source == "live"
@@ -65,23 +73,36 @@ async def test_rerun_one_cell_one_row_one_column(live_server, alice, catalog):
     ws = await connect(evaluation.pk, alice)
     await run(ws)
     await finished(evaluation.pk)
-    cells = await sync_to_async(list)(
-        Cell.objects.filter(evaluation=evaluation).order_by("case__position", "variant__position")
-    )
+    cells = await sync_to_async(list)(latest_cells(evaluation).order_by("case__position", "variant__position"))
+    first_run = [(c.pk, c.output, c.status, c.grades, c.latency_ms) for c in cells]
     one = cells[3]
+
+    async def places(events) -> set:
+        ids = {e["id"] for e in events if e["type"] == "cell"}
+        return set(await sync_to_async(list)(Cell.objects.filter(pk__in=ids).values_list("case_id", "variant_id")))
+
     events = await run(ws, "cell", one.pk)
     await finished(evaluation.pk)
-    assert {e["id"] for e in events if e["type"] == "cell"} == {one.pk}
+    assert events[0]["run"] == 2 and await places(events) == {(one.case_id, one.variant_id)}
     events = await run(ws, "row", one.case_id)
     await finished(evaluation.pk)
-    assert {e["id"] for e in events if e["type"] == "cell"} == {c.pk for c in cells if c.case_id == one.case_id}
+    assert await places(events) == {(c.case_id, c.variant_id) for c in cells if c.case_id == one.case_id}
     events = await run(ws, "column", one.variant_id)
     await finished(evaluation.pk)
-    assert {e["id"] for e in events if e["type"] == "cell"} == {c.pk for c in cells if c.variant_id == one.variant_id}
+    assert await places(events) == {(c.case_id, c.variant_id) for c in cells if c.variant_id == one.variant_id}
     await ws.disconnect()
-    runs = dict(await sync_to_async(list)(Cell.objects.filter(evaluation=evaluation).values_list("pk", "runs")))
-    assert runs[one.pk] == 4
-    assert sorted(runs.values()) == [1, 1, 2, 2, 2, 4]
+    # Each re-run is a run of its own, a whole grid (the cells it did not send carried over); run 1 is untouched.
+    kept = await sync_to_async(list)(Run.objects.filter(evaluation=evaluation).order_by("number"))
+    assert [(r.number, r.scope, r.cells_run, r.status) for r in kept] == [
+        (1, "all", 6, "done"),
+        (2, "cell", 1, "done"),
+        (3, "row", 2, "done"),
+        (4, "column", 3, "done"),
+    ]
+    assert all(r.started_by_id == alice.pk and r.wall_ms is not None for r in kept)
+    assert await sync_to_async(statuses)(evaluation) == {"done": 6}
+    again = await sync_to_async(list)(Cell.objects.filter(run=kept[0]).order_by("case__position", "variant__position"))
+    assert [(c.pk, c.output, c.status, c.grades, c.latency_ms) for c in again] == first_run
 
 
 async def test_stop_ends_the_run_and_keeps_what_had_arrived(live_server, alice, catalog):
@@ -96,10 +117,12 @@ async def test_stop_ends_the_run_and_keeps_what_had_arrived(live_server, alice, 
     await finished(evaluation.pk)
     await ws.disconnect()
     assert await sync_to_async(statuses)(evaluation) == {"stopped": 3}
-    first = await Cell.objects.aget(evaluation=evaluation, case__position=0)
+    first = await latest_cells(evaluation).aget(case__position=0)
     streamed = "".join(e["text"] for e in events if e["type"] == "delta" and e["id"] == first.pk)
     assert streamed and first.output.startswith(streamed)
     assert first.error == runner.STOPPED and first.runs == 0
+    run = await Run.objects.aget(evaluation=evaluation)
+    assert run.status == Run.STOPPED and run.ended is not None
 
 
 async def test_cells_that_cannot_be_sent_say_why_and_the_others_still_run(live_server, alice, catalog):
@@ -118,7 +141,7 @@ async def test_cells_that_cannot_be_sent_say_why_and_the_others_still_run(live_s
     await run(ws)
     await finished(evaluation.pk)
     await ws.disconnect()
-    cells = await sync_to_async(list)(Cell.objects.filter(evaluation=evaluation).order_by("case__position"))
+    cells = await sync_to_async(list)(latest_cells(evaluation).order_by("case__position"))
     assert [c.status for c in cells] == ["done", "error", "skipped"]
     assert cells[0].output.startswith("fine")
     assert cells[1].error == (
@@ -182,8 +205,10 @@ def test_cells_a_dead_process_left_running_are_ended_with_what_they_had(alice, c
     from django.utils import timezone
 
     evaluation = make_evaluation(alice, rows=2)
+    kept = blank_run(evaluation)
+    Run.objects.filter(pk=kept.pk).update(status=Run.RUNNING)
     old = timezone.now() - timedelta(minutes=5)
-    first, second = Cell.objects.filter(evaluation=evaluation).order_by("case__position")
+    first, second = latest_cells(evaluation).order_by("case__position")
     Cell.objects.filter(pk=first.pk).update(status=Cell.RUNNING, output="half an ans", heartbeat=old)
     Cell.objects.filter(pk=second.pk).update(status=Cell.QUEUED, heartbeat=old)
     # A run of this process (in `live`) is not swept; a stale one of nobody's is.
@@ -191,3 +216,5 @@ def test_cells_a_dead_process_left_running_are_ended_with_what_they_had(alice, c
     assert runner.sweep(timezone.now() - timedelta(seconds=30), []) == 2
     first.refresh_from_db()
     assert first.status == Cell.STOPPED and first.output == "half an ans" and first.error == runner.INTERRUPTED
+    kept.refresh_from_db()
+    assert kept.status == Run.INTERRUPTED and kept.ended is not None

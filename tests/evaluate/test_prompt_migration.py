@@ -15,7 +15,7 @@ from playground.prompts.models import Prompt, PromptVersion
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 BEFORE = [("evaluate", "0003_evaluation_concurrency")]
-AFTER = [("evaluate", "0006_remove_evaluation_prompt_versions")]
+AFTER = [("evaluate", "0010_cell_run_required")]  # through runs too: the cells are run 1, their notes ratings
 TEXTS = [("", "Capital of {{country}}?"), ("Be brief.", "Capital of {{country}}?"), ("Be brief.", "{{country}}:")]
 DAY = datetime.datetime(2026, 5, 1, 12, tzinfo=datetime.UTC)
 
@@ -98,10 +98,11 @@ def test_evaluations_move_to_library_prompts_with_nothing_lost_and_back(alice, b
             for cell in cells:
                 ran = cell.status != "empty"
                 assert cell.version == ((b.prompt if cell.variant == b else versions[-1]) if ran else None)
-                assert cell.note == f"note {cell.case.position}"
+                rating = cell.ratings.get()
+                assert rating.rater == owner and rating.comment == f"note {cell.case.position}"
                 if cell.status == "done":
                     assert cell.output == f"out {cell.case.position}{cell.variant.position}"
-                    assert (cell.grades, cell.thumb, cell.prompt_tokens) == ({"contains": {"pass": True}}, 1, 7)
+                    assert (cell.grades, rating.passed, cell.prompt_tokens) == ({"contains": {"pass": True}}, True, 7)
                 if cell.status == "error":
                     assert cell.error == "Timed out"
         assert names == ["Capitals (2)", "Capitals (3)", "Capitals"]  # unique per owner

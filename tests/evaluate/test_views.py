@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 
 from playground.evaluate.models import Cell, Evaluation
-from tests.evaluate.conftest import make_evaluation
+from tests.evaluate.conftest import blank_run, make_evaluation
 
 pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
 
@@ -67,7 +67,7 @@ def test_importing_csv_replaces_rows_and_a_ragged_file_changes_nothing(alice_cli
     response = alice_client.post(url, {"text": good, "mode": "replace"})
     assert response.status_code == 302
     assert evaluation.cases.count() == 20
-    assert Cell.objects.filter(evaluation=evaluation).count() == 20
+    assert blank_run(evaluation).cells.count() == 20  # a run makes a cell per row × variant
     assert evaluation.cases.last().values == {"question": "Question 20"}
 
     ragged = io.BytesIO(b"question,expected\nok,1\ntoo,many,values\n")
@@ -131,30 +131,15 @@ def test_variants_take_the_chat_parameter_panel_and_graders_with_errors_by_name(
     assert "variants: at most 4 columns are allowed." in alice_client.get(f"/evaluate/{evaluation.pk}/").text
 
 
-def test_a_cell_gets_a_thumb_and_a_note(alice_client, alice, catalog):
-    evaluation = make_evaluation(alice, rows=1)
-    cell = evaluation.cells.get()
-    cell.status, cell.output = Cell.DONE, "Paris"
-    cell.save()
-    response = alice_client.post(
-        f"/evaluate/{evaluation.pk}/cells/{cell.pk}/grade/",
-        {"thumb": "-1", "note": "too short"},
-        HTTP_HX_REQUEST="true",
-    )
-    assert 'id="cell-' in response.text and "too short" in response.text
-    cell.refresh_from_db()
-    assert cell.thumb == -1 and cell.note == "too short"
-    bad = alice_client.post(f"/evaluate/{evaluation.pk}/cells/{cell.pk}/grade/", {"thumb": "1", "note": "n" * 501})
-    assert bad.status_code == 302
-    cell.refresh_from_db()
-    assert cell.note == "too short"
-
-
 def test_another_users_evaluation_is_a_404_everywhere(bob_client, alice, catalog):
     evaluation = make_evaluation(alice)
+    blank_run(evaluation)
+    blank_run(evaluation)
     variant, case, cell = evaluation.variants.get(), evaluation.cases.first(), evaluation.cells.first()
     base = f"/evaluate/{evaluation.pk}"
-    for url in (f"{base}/", f"{base}/diff/?a=1&b=1", f"{base}/export.csv", f"{base}/export.jsonl"):
+    gets = [f"{base}/", f"{base}/diff/?a=1&b=1", f"{base}/export.csv", f"{base}/export.jsonl", f"{base}/?run=1"]
+    gets += [f"{base}/runs/1/", f"{base}/compare/?a=1&b=2", f"{base}/export.csv?run=1"]
+    for url in gets:
         assert bob_client.get(url).status_code == 404, url
     for url in (
         f"{base}/prompt/",
@@ -164,12 +149,12 @@ def test_another_users_evaluation_is_a_404_everywhere(bob_client, alice, catalog
         f"{base}/variants/add/",
         f"{base}/variants/{variant.pk}/",
         f"{base}/variants/{variant.pk}/delete/",
-        f"{base}/cells/{cell.pk}/grade/",
+        f"{base}/cells/{cell.pk}/rate/",
         f"{base}/batch/",
         f"{base}/batch/cancel/",
         f"{base}/delete/",
     ):
-        assert bob_client.post(url, {"user": "x", "thumb": "1"}).status_code == 404, url
+        assert bob_client.post(url, {"user": "x", "verdict": "pass"}).status_code == 404, url
     assert Evaluation.objects.filter(pk=evaluation.pk).exists()
 
 
@@ -182,26 +167,31 @@ def test_forms_need_the_csrf_token(alice, catalog):
 
 def test_exports_hold_every_row_and_variant_and_defuse_formulas(alice_client, alice, catalog):
     evaluation = make_evaluation(alice, rows=3, variants=2)
-    for cell in evaluation.cells.select_related("case"):
+    run = blank_run(evaluation)
+    for cell in run.cells.select_related("case"):
         cell.status, cell.output, cell.latency_ms = Cell.DONE, f"={cell.case.values['question']}", 12
         cell.grades = {"exact": {"pass": False, "detail": "differs"}}
         cell.save()
     response = alice_client.get(f"/evaluate/{evaluation.pk}/export.csv")
-    assert response["Content-Disposition"] == 'attachment; filename="Capitals.csv"'
+    assert response["Content-Disposition"] == 'attachment; filename="Capitals-run-1.csv"'
     rows = list(csv.reader(io.StringIO(response.content.decode())))
-    assert rows[0][:3] == ["row", "question", "expected"] and "B:output" in rows[0]
-    assert len(rows) == 4
+    assert rows[0][:6] == ["evaluation", "run", "run_started", "row", "question", "expected"] and "B:output" in rows[0]
+    assert len(rows) == 4 and rows[1][:2] == ["Capitals", "1"] and rows[1][2] == run.started.isoformat()
+    assert rows[1][rows[0].index("A:version")] == evaluation.latest_prompt().ref
     assert rows[1][rows[0].index("A:output")] == "'=q1"
     assert rows[1][rows[0].index("B:latency_ms")] == "12"
     lines = alice_client.get(f"/evaluate/{evaluation.pk}/export.jsonl").content.decode().splitlines()
     first = json.loads(lines[0])
     assert len(lines) == 3 and first["variables"] == {"question": "q1"} and first["expected"] == "a1"
     assert first["results"]["B"]["output"] == "=q1" and first["results"]["A"]["passed"] is False
+    assert (first["evaluation"], first["run"], first["run_started"]) == ("Capitals", 1, run.started.isoformat())
+    assert first["prompt_versions"] == {"A": evaluation.latest_prompt().ref, "B": evaluation.latest_prompt().ref}
 
 
 def test_the_csv_export_holds_the_judges_verdict_score_and_reason(alice_client, alice, catalog):
     evaluation = make_evaluation(alice, rows=2, variants=2)
-    cells = list(evaluation.cells.select_related("case", "variant").order_by("case__position", "variant__position"))
+    run = blank_run(evaluation)
+    cells = list(run.cells.select_related("case", "variant").order_by("case__position", "variant__position"))
     scored = {"pass": True, "score": 5, "detail": "Names the capital, with its country.", "of": "k", "model": "m"}
     failed = {"pass": False, "detail": "Answers =another question.", "of": "k", "model": "m"}
     for cell, verdict in zip(cells[:2], (scored, failed), strict=True):

@@ -45,7 +45,7 @@ from playground.routing import websocket_urlpatterns
 from playground.sharing.freeze import freeze
 from playground.sharing.models import Share
 from playground.teams.models import OWNER, Invite, Membership, Team
-from tests.evaluate.conftest import make_evaluation
+from tests.evaluate.conftest import blank_run, make_evaluation
 from tests.prompts.conftest import make_prompt
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
@@ -154,6 +154,7 @@ def things_of(user, other) -> dict:
         results=[{"index": 0, "relevance_score": 0.5}],
     )
     evaluation = make_evaluation(user, rows=2, variants=2)
+    blank_run(evaluation)  # a run, so that there are cells to aim at
     prompt = make_prompt(user, f"{user}-prompt", versions=2)
     Label.objects.create(prompt=prompt, name="production", version=prompt.versions.get(number=1))
     api_key = ApiToken.mint(user, "fuzz")[1]

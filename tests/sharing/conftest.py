@@ -5,7 +5,7 @@ from django.core.files.storage import default_storage
 from playground.chat.models import Attachment, Conversation, Message, attachment_name
 from playground.connections.models import Connection, ensure_local_connection
 from playground.evaluate import services
-from playground.evaluate.models import Cell, Evaluation, TestCase, Variant
+from playground.evaluate.models import Cell, Evaluation, Rating, Run, TestCase, Variant
 from playground.rerank.models import RerankRun
 from playground.sharing.freeze import freeze
 from playground.sharing.models import Share
@@ -121,19 +121,22 @@ def evaluation(alice, hosted):
         graders={"contains": ""},
     )
     b = Variant.objects.create(evaluation=evaluation, position=1, model="local/chat-lite", params={"max_tokens": "64"})
+    run = Run.objects.create(evaluation=evaluation, number=1, started_by=alice, status=Run.DONE)
     for n in range(ROWS):
         case = TestCase.objects.create(evaluation=evaluation, position=n, values={"country": f"Land{n}"}, expected="X")
-        Cell.objects.create(
+        cell = Cell.objects.create(
             evaluation=evaluation,
+            run=run,
             case=case,
             variant=a,
             status=Cell.DONE,
             output=f"**City{n}** <script>alert(1)</script>",
             grades={"contains": {"pass": n % 2 == 0, "detail": ""}},
-            thumb=1 if n == 0 else None,
             latency_ms=1200,
         )
+        if n == 0:
+            Rating.objects.create(cell=cell, rater=alice, passed=True, comment="spot on")
         Cell.objects.create(
-            evaluation=evaluation, case=case, variant=b, status=Cell.ERROR, error=f"Timed out on row {n}"
+            evaluation=evaluation, run=run, case=case, variant=b, status=Cell.ERROR, error=f"Timed out on row {n}"
         )
     return evaluation

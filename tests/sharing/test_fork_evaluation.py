@@ -34,7 +34,8 @@ def test_a_shared_evaluation_forks_into_an_editable_evaluation(alice_client, bob
     cases = list(copy.cases.all())
     assert [c.values for c in cases] == [{"country": f"Land{n}"} for n in range(ROWS)]
     first = Cell.objects.get(case=cases[0], variant=variants[0])
-    assert first.status == Cell.DONE and first.output.startswith("**City0**") and first.thumb == 1
+    assert first.status == Cell.DONE and first.output.startswith("**City0**")
+    assert first.run.number == 1 and first.run.started_by == bob and not first.ratings.exists()  # ratings stay
     assert Cell.objects.get(case=cases[1], variant=variants[1]).error == "Timed out on row 1"
 
     # Editable: the forker's own evaluation page, and the original is untouched and still alice's alone.

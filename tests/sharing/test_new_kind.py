@@ -29,8 +29,8 @@ def _kind_words() -> set[str]:
         app_label, model = kind.model.split(".")
         app = type(kind).__module__.split(".")[1]  # playground.<app>.sharing
         words |= {kind.name, kind.label, kind.plural, app_label, app, model}
-        words |= set(kind.label.split()) - {"run"}  # "Speech clip" -> speech, clip; "run" is a plain word
-    return {w.lower() for w in words}
+        words |= set(kind.label.split())  # "Speech clip" -> speech, clip
+    return {w.lower() for w in words} - {"run"}  # "run" is a plain word (and evaluate's Run model)
 
 
 def test_sharing_names_no_kind_in_its_modules_nor_its_templates():

@@ -49,6 +49,7 @@ def test_every_kind_is_declared_in_the_app_of_its_model():
         "speech",
         "batch",
         "evaluation",
+        "evaluation-run",
         "prompt",
     ]
     for path, kind in zip(settings.SHARE_KINDS, kinds.all_kinds(), strict=True):

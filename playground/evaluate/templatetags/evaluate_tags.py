@@ -27,3 +27,31 @@ def ms(value) -> str:
 @register.filter
 def num(value) -> str:
     return "—" if value is None else f"{value:.0f}"
+
+
+@register.filter
+def rating_of(cell, user):
+    """The user's rating of the cell (None: not rated, or a cell no run has made yet)."""
+    if cell is None or cell.pk is None or not getattr(user, "is_authenticated", False):
+        return None
+    return next((r for r in cell.ratings.all() if r.rater_id == user.pk), None)
+
+
+@register.filter
+def others_ratings(cell, user):
+    """The other people's ratings of the cell."""
+    if cell is None or cell.pk is None:
+        return []
+    return [r for r in cell.ratings.all() if r.rater_id != getattr(user, "pk", None)]
+
+
+@register.filter
+def percent(value) -> str:
+    return "—" if value is None else f"{value:.0f}%"
+
+
+@register.filter
+def signed(value, digits: int = 0) -> str:
+    if value is None:
+        return "—"
+    return f"{value:+.{digits}f}"
