@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 
 from playground import inputs
 from playground.datasets.models import DatasetVersion
-from playground.evaluate import services
+from playground.evaluate import services, testcases
 from playground.evaluate.cases import Parsed
 from playground.evaluate.models import MAX_CASES, Evaluation, get_evaluation
 
@@ -25,7 +25,7 @@ def use_version(evaluation: Evaluation, version: DatasetVersion) -> int:
         )
     rows = [{"values": dict(row["values"]), "expected": row.get("expected", "")} for row in version.rows]
     with transaction.atomic():
-        count = services.import_cases(evaluation, Parsed(columns=list(version.columns), rows=rows), append=False)
+        count = testcases.import_cases(evaluation, Parsed(columns=list(version.columns), rows=rows), append=False)
         evaluation.dataset_version = version
         evaluation.save(update_fields=["dataset_version", "updated"])
     return count

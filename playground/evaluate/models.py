@@ -42,7 +42,7 @@ class Evaluation(models.Model):
     last_run_ended = models.DateTimeField(null=True, blank=True)
     # The concurrency the last live run was started with: the Run bar starts on it after a reload.
     concurrency = models.PositiveSmallIntegerField(default=DEFAULT_CONCURRENCY)
-    # The dataset version the test cases were taken from ("Use dataset…"); a run records it as it was.
+    # The dataset version the test cases were taken from ("Use dataset…"), until they are edited; a run records it.
     dataset_version = models.ForeignKey(
         "datasets.DatasetVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="evaluations"
     )
@@ -140,6 +140,10 @@ class Run(models.Model):
     # [{"label", "variant", "model", "params", "prompt_version", "prompt_ref", "graders"}] as the run began.
     variants = models.JSONField(default=list, blank=True)
     batch = models.ForeignKey("batches.Batch", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # The dataset version its test cases were (None: typed, imported or edited since).
+    dataset_version = models.ForeignKey(
+        "datasets.DatasetVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
 
     class Meta:
         ordering = ["-number"]

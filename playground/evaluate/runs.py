@@ -50,7 +50,13 @@ def get_run(evaluation: Evaluation, number) -> Run | None:
 @transaction.atomic
 def _new_run(evaluation: Evaluation, **fields) -> Run:
     number = (evaluation.runs.aggregate(top=Max("number"))["top"] or 0) + 1
-    return Run.objects.create(evaluation=evaluation, number=number, variants=snapshot(evaluation), **fields)
+    return Run.objects.create(
+        evaluation=evaluation,
+        number=number,
+        variants=snapshot(evaluation),
+        dataset_version_id=evaluation.dataset_version_id,
+        **fields,
+    )
 
 
 def begin(

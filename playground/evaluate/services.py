@@ -8,9 +8,8 @@ from django.db import transaction
 
 from playground.catalog.models import CatalogModel
 from playground.evaluate import graders, templating
-from playground.evaluate.cases import MAX_VALUE, Parsed
 from playground.evaluate.forms import chat_models, variant_params_form
-from playground.evaluate.models import MAX_CASES, MAX_VARIANTS, Cell, Evaluation, TestCase, Variant
+from playground.evaluate.models import MAX_VARIANTS, Cell, Evaluation, TestCase, Variant
 from playground.prompts.drafts import Draft, save_version
 from playground.prompts.models import NAME_LENGTH, Prompt, PromptVersion, owned_by
 
@@ -119,69 +118,6 @@ def diff(a: PromptVersion, b: PromptVersion) -> list[tuple[str, str]]:
             if tag:
                 lines.append((tag, line[2:]))
     return lines
-
-
-@transaction.atomic
-def import_cases(evaluation: Evaluation, parsed: Parsed, *, append: bool) -> int:
-    """Store parsed rows (the caller checked `parsed.errors` is empty); returns how many rows were added."""
-    start = 0
-    if append:
-        count = evaluation.cases.count()
-        if count + len(parsed.rows) > MAX_CASES:
-            raise EvaluationError(
-                f"test cases: at most {MAX_CASES} rows are allowed ({count} + {len(parsed.rows)} imported)."
-            )
-        last = evaluation.cases.order_by("-position").first()
-        start = last.position + 1 if last else 0
-    else:
-        evaluation.cases.all().delete()
-    TestCase.objects.bulk_create(
-        [
-            TestCase(evaluation=evaluation, position=start + i, values=row["values"], expected=row["expected"])
-            for i, row in enumerate(parsed.rows)
-        ]
-    )
-    sync_columns(evaluation, parsed.columns)
-    evaluation.save(update_fields=["columns", "updated"])
-    return len(parsed.rows)
-
-
-@transaction.atomic
-def save_typed_cases(evaluation: Evaluation, data) -> list[str]:
-    """The table as typed: fields `case-<pk>-<column>` and `case-<pk>-expected`. Returns errors (nothing saved)."""
-    cases = list(evaluation.cases.all())
-    errors = []
-    for case in cases:
-        number = case.position + 1
-        for column in [*evaluation.columns, "expected"]:
-            value = data.get(f"case-{case.pk}-{column}")
-            if value is not None and len(value) > MAX_VALUE:
-                errors.append(f"row {number}, column {column}: at most {MAX_VALUE} characters (got {len(value)}).")
-    if errors:
-        return errors
-    for case in cases:
-        for column in evaluation.columns:
-            value = data.get(f"case-{case.pk}-{column}")
-            if value is not None:
-                case.values[column] = value
-        expected = data.get(f"case-{case.pk}-expected")
-        if expected is not None:
-            case.expected = expected
-    TestCase.objects.bulk_update(cases, ["values", "expected"])
-    sync_columns(evaluation)
-    evaluation.save(update_fields=["columns", "updated"])
-    regrade(evaluation)
-    return []
-
-
-def add_case(evaluation: Evaluation) -> TestCase:
-    if evaluation.cases.count() >= MAX_CASES:
-        raise EvaluationError(f"test cases: at most {MAX_CASES} rows are allowed.")
-    last = evaluation.cases.order_by("-position").first()
-    case = TestCase.objects.create(
-        evaluation=evaluation, position=last.position + 1 if last else 0, values=dict.fromkeys(evaluation.columns, "")
-    )
-    return case
 
 
 def add_variant(evaluation: Evaluation) -> Variant:

@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from playground.evaluate import batch as batch_run
-from playground.evaluate import cases, exports, graders, runs, services, templating
+from playground.evaluate import cases, exports, graders, runs, services, templating, testcases
 from playground.evaluate.forms import (
     MAX_CONCURRENCY,
     EvaluationForm,
@@ -188,12 +188,12 @@ def diff(request, pk):
 @require_POST
 def save_cases(request, pk):
     evaluation = get_evaluation(request, pk)
-    errors = services.save_typed_cases(evaluation, request.POST)
+    errors = testcases.save_typed_cases(evaluation, request.POST)
     if errors:
         return _page(request, evaluation, import_errors=errors)
     if "add" in request.POST:
         try:
-            services.add_case(evaluation)
+            testcases.add_case(evaluation)
         except services.EvaluationError as exc:
             return _page(request, evaluation, import_errors=[str(exc)])
     messages.success(request, "Test cases saved.")
@@ -204,6 +204,7 @@ def save_cases(request, pk):
 def delete_case(request, pk, case_pk):
     evaluation = get_evaluation(request, pk)
     get_object_or_404(evaluation.cases, pk=case_pk).delete()
+    testcases.cases_edited(evaluation)
     return _back(evaluation, "cases")
 
 
@@ -223,7 +224,7 @@ def import_cases(request, pk):
     if parsed.errors:
         return _page(request, evaluation, import_errors=cases.shown_errors(parsed.errors))
     try:
-        count = services.import_cases(evaluation, parsed, append=form.cleaned_data.get("mode") == "append")
+        count = testcases.import_cases(evaluation, parsed, append=form.cleaned_data.get("mode") == "append")
     except services.EvaluationError as exc:
         return _page(request, evaluation, import_errors=[str(exc)])
     messages.success(request, f"Imported {count} row{'s' if count != 1 else ''}.")

@@ -108,7 +108,7 @@ def test_an_evaluation_uses_a_dataset_version_and_records_it(alice, bob, catalog
         ({"question": "2+2?"}, "4"),
         ({"question": "Capital of France?"}, "Paris"),
     ]
-    assert evaluation.cells.count() == 2
+    assert evaluation.latest_run() is None  # cells are a run's: none until it runs
     page = client.get(f"/evaluate/{evaluation.pk}/?view=editor").content.decode()
     assert "Test cases from" in page and "Arithmetic@v1" in page
     # Bob's version, or one whose dataset was deleted, no longer exists for alice: words, nothing changed.
@@ -133,3 +133,40 @@ def test_a_version_over_the_evaluation_limit_is_refused_in_words(alice, catalog)
     )
     assert Evaluation.objects.get(pk=evaluation.pk).dataset_version is None
     assert DatasetVersion.objects.count() == 1
+
+
+def test_a_run_records_the_dataset_version_until_the_cases_are_edited(alice, catalog):
+    from playground.evaluate import runs, testcases
+
+    ensure_local_connection(alice)
+    evaluation = make_evaluation(alice, rows=1)
+    version = make_dataset(alice).latest()
+    client = client_of(alice)
+    client.post(f"/evaluate/{evaluation.pk}/dataset/", {"version": version.pk})
+    evaluation.refresh_from_db()
+    first, _ = runs.begin(evaluation, user=alice)
+    assert first.dataset_version == version
+    page = client.get(f"/evaluate/{evaluation.pk}/runs/{first.number}/").content.decode()
+    assert "test cases from" in page and f"/datasets/{version.dataset_id}/?v=1" in page and "Arithmetic@v1" in page
+
+    # A saved edit that changes nothing keeps it; a changed value, an added or a deleted row forgets it.
+    case = evaluation.cases.first()
+    assert testcases.save_typed_cases(evaluation, {f"case-{case.pk}-question": case.values["question"]}) == []
+    assert Evaluation.objects.get(pk=evaluation.pk).dataset_version == version
+    assert testcases.save_typed_cases(evaluation, {f"case-{case.pk}-question": "3+3?"}) == []
+    evaluation.refresh_from_db()
+    assert evaluation.dataset_version is None
+    second, _ = runs.begin(evaluation, user=alice)
+    assert second.dataset_version is None
+    assert "test cases from" not in client.get(f"/evaluate/{evaluation.pk}/runs/{second.number}/").content.decode()
+
+    for change in (lambda: testcases.add_case(evaluation), lambda: client.post(delete_url(evaluation))):
+        client.post(f"/evaluate/{evaluation.pk}/dataset/", {"version": version.pk})
+        evaluation.refresh_from_db()
+        assert evaluation.dataset_version == version
+        change()
+        assert Evaluation.objects.get(pk=evaluation.pk).dataset_version is None
+
+
+def delete_url(evaluation) -> str:
+    return f"/evaluate/{evaluation.pk}/cases/{evaluation.cases.order_by('-position').first().pk}/delete/"

@@ -4,7 +4,7 @@ the run's total time, and columns that follow the template (table, CSV and share
 import pytest
 from asgiref.sync import sync_to_async
 
-from playground.evaluate import cases, exports, services, templating
+from playground.evaluate import cases, exports, services, templating, testcases
 from playground.evaluate import sharing as freeze
 from playground.evaluate.models import TestCase
 from tests.evaluate.conftest import connect, latest_cells, make_evaluation, receive_until
@@ -40,7 +40,7 @@ def test_the_starting_question_column_follows_the_template(alice_client, alice, 
     evaluation = services.create(user=alice, title="Translate", connection=connection)
     assert evaluation.columns == ["question"]
     services.save_prompt(evaluation, system="", user="Translate {{text}} into {{language}}")
-    services.import_cases(evaluation, cases.parse("text,language\nGood night,French\n"), append=False)
+    testcases.import_cases(evaluation, cases.parse("text,language\nGood night,French\n"), append=False)
     evaluation.refresh_from_db()
     assert evaluation.columns == ["text", "language"]
     assert "question" not in exports.export_csv(evaluation).splitlines()[0]
@@ -50,7 +50,7 @@ def test_the_starting_question_column_follows_the_template(alice_client, alice, 
 
     # Importing first and changing the template after works the same way.
     other = services.create(user=alice, title="Other", connection=connection)
-    services.import_cases(other, cases.parse("city\nLyon\n"), append=True)
+    testcases.import_cases(other, cases.parse("city\nLyon\n"), append=True)
     services.save_prompt(other, system="", user="Where is {{city}}?")
     other.refresh_from_db()
     assert other.columns == ["city"]

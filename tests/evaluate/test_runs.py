@@ -4,7 +4,7 @@ ratings and how far the graders agree with them (percent and Cohen's kappa)."""
 import pytest
 from django.test import Client
 
-from playground.evaluate import compare, ratings, runs, services
+from playground.evaluate import compare, ratings, runs, services, testcases
 from playground.evaluate.models import Cell, Rating, Run
 from tests.evaluate.conftest import blank_run, make_evaluation
 
@@ -121,7 +121,7 @@ def test_comparing_runs_whose_rows_differ_compares_the_shared_ones_and_says_so(a
     evaluation = make_evaluation(alice, rows=2, variants=1)
     first = blank_run(evaluation)
     fill(first, {(1, "A"): "a", (2, "A"): "b"}, {(1, "A"): {"exact": grade(False)}, (2, "A"): {"exact": grade(True)}})
-    services.add_case(evaluation)
+    testcases.add_case(evaluation)
     second = blank_run(evaluation)
     fill(
         second,

@@ -12,7 +12,7 @@ from playground.prompts.models import Prompt, PromptVersion
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 BEFORE = [("evaluate", "0006_remove_evaluation_prompt_versions")]
-AFTER = [("evaluate", "0010_cell_run_required")]
+AFTER = [("evaluate", "0011_run_dataset_version")]
 
 
 def _migrate(targets):
