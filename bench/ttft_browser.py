@@ -240,6 +240,142 @@ def cold_loads(server: Server, pk: int, loads: int) -> list[dict]:
     return results
 
 
+def warm_loads(server: Server, pk: int, loads: int) -> list[dict]:
+    """In one browser context: a first load, then `loads` navigations to the same page (a person coming back to
+    it). For each: the requests that reached the server (not answered from the browser's cache: a 304 counts) and
+    the bytes on the wire."""
+    from playwright.sync_api import sync_playwright
+
+    results = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 860}, bypass_csp=True)
+            context.add_cookies([{"name": "sessionid", "value": server.session, "domain": "127.0.0.1", "path": "/"}])
+            page = context.new_page()
+            cdp = context.new_cdp_session(page)
+            cdp.send("Network.enable")
+            seen = {"cached": set(), "wire": {}, "status": {}}
+            cdp.on("Network.requestServedFromCache", lambda e: seen["cached"].add(e["requestId"]))
+            cdp.on(
+                "Network.responseReceived",
+                lambda e: seen["status"].__setitem__(
+                    e["requestId"],
+                    (e["response"]["url"], e["response"]["status"], e["response"].get("fromDiskCache", False)),
+                ),
+            )
+            cdp.on(
+                "Network.loadingFinished", lambda e: seen["wire"].__setitem__(e["requestId"], e["encodedDataLength"])
+            )
+            for _ in range(loads + 1):
+                for value in seen.values():
+                    value.clear()
+                page.goto(f"{server.url}/c/{pk}/", wait_until="load")
+                page.wait_for_timeout(300)
+                timing = page.evaluate(COLD)
+                network = [
+                    (url, status)
+                    for rid, (url, status, disk) in seen["status"].items()
+                    if rid not in seen["cached"] and not disk
+                ]
+                timing["requests"] = len(network)
+                timing["static_requests"] = sum("/static/" in url for url, _ in network)
+                timing["bytes"] = sum(seen["wire"].get(rid, 0) for rid in seen["status"] if rid not in seen["cached"])
+                timing["urls"] = network
+                results.append(timing)
+        finally:
+            browser.close()
+    return results
+
+
+# The renderer's main thread before the message box is usable, by kind of work (ms, summed over the loads).
+TRACE_KINDS = {
+    "ParseHTML": "parse HTML",
+    "EvaluateScript": "evaluate scripts",
+    "v8.compile": "compile scripts",
+    "FunctionCall": "run callbacks (event handlers, timers)",
+    "UpdateLayoutTree": "style recalculation",
+    "Layout": "layout",
+    "PrePaint": "pre-paint",
+    "Paint": "paint",
+    "ParseAuthorStyleSheet": "parse stylesheets",
+}
+
+
+def traced_load(server: Server, pk: int, path: str) -> None:
+    """One cold load under a Chromium trace (Playwright's `browser.start_tracing`), summarized: the main thread's
+    work between the navigation and DOMContentLoaded's end, by kind, and the layouts forced from a script."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 860}, bypass_csp=True)
+            context.add_cookies([{"name": "sessionid", "value": server.session, "domain": "127.0.0.1", "path": "/"}])
+            page = context.new_page()
+            page.goto(f"{server.url}/c/{pk}/", wait_until="load")  # the server's caches warm
+            context.clear_cookies()
+            context.close()
+            context = browser.new_context(viewport={"width": 1280, "height": 860}, bypass_csp=True)
+            context.add_cookies([{"name": "sessionid", "value": server.session, "domain": "127.0.0.1", "path": "/"}])
+            page = context.new_page()
+            categories = ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8.execute", "blink"]
+            browser.start_tracing(page=page, path=path, categories=categories)
+            page.goto(f"{server.url}/c/{pk}/", wait_until="load")
+            page.wait_for_timeout(300)
+            browser.stop_tracing()
+        finally:
+            browser.close()
+    summarize_trace(path, f"/c/{pk}/")
+
+
+def summarize_trace(path: str, page_path: str) -> None:
+    """The main thread's work from the page's request to its DOMContentLoaded, by kind; forced layouts; scripts."""
+    import json
+
+    events = json.loads(Path(path).read_text())["traceEvents"]
+    request = next(
+        e for e in events if e.get("name") == "ResourceSendRequest" and page_path in e["args"]["data"].get("url", "")
+    )
+    frame = request["args"]["data"].get("frame")
+    start = request["ts"]
+    end = next(e["ts"] for e in events if e.get("name") == "MarkDOMContent" and e["args"]["data"]["frame"] == frame)
+    threads = {
+        (e["pid"], e["tid"]) for e in events if e.get("name") == "thread_name" and e["args"]["name"] == "CrRendererMain"
+    }
+    main = [e for e in events if (e.get("pid"), e.get("tid")) in threads and e.get("ph") == "X"]
+    busy = {}
+    for event in main:
+        if start <= event["ts"] <= end and event["name"] in TRACE_KINDS:
+            busy[TRACE_KINDS[event["name"]]] = busy.get(TRACE_KINDS[event["name"]], 0) + event.get("dur", 0) / 1000
+    tasks = sum(e.get("dur", 0) for e in main if e["name"] == "RunTask" and start <= e["ts"] <= end) / 1000
+    print(f"\n### One cold load's main thread, request → DOMContentLoaded ({(end - start) / 1000:.0f} ms)\n")
+    print(f"| work | ms |\n|---|---|\n| all tasks | {tasks:.1f} |")
+    for name, ms in sorted(busy.items(), key=lambda item: -item[1]):
+        print(f"| {name} | {ms:.1f} |")
+    forced = [
+        e
+        for e in main
+        if e["name"] == "Layout"
+        and start <= e["ts"] <= end
+        and e.get("args", {}).get("beginData", {}).get("stackTrace")
+    ]
+    for event in forced:
+        frame = event["args"]["beginData"]["stackTrace"][0]
+        where = (
+            f"{frame.get('functionName') or '?'} ({frame.get('url', '').rsplit('/', 1)[-1]}:{frame.get('lineNumber')})"
+        )
+        print(f"| layout forced by a script: {where} | {event.get('dur', 0) / 1000:.1f} |")
+    scripts = [e for e in main if e["name"] == "EvaluateScript" and start <= e["ts"] <= end]
+    for event in scripts:
+        url = event.get("args", {}).get("data", {}).get("url", "").rsplit("/", 1)[-1]
+        print(f"| evaluate {url or '(inline)'} | {event.get('dur', 0) / 1000:.1f} |")
+
+
 def p(values, q=0.5):
     values = [v for v in values if v is not None]
     return (statistics.median(values) if q == 0.5 else pct(values, q)) if values else float("nan")
@@ -278,6 +414,8 @@ def main():
     )
     parser.add_argument("--cold", type=int, default=5, metavar="N", help="cold loads of the chat page")
     parser.add_argument("--rate", default="0", help="LOCAL_API_TOKEN_RATE of the upstream (0: at once)")
+    parser.add_argument("--warm", type=int, default=0, metavar="N", help="loads of the chat page with a warm cache")
+    parser.add_argument("--trace", metavar="PATH", help="one cold load under a Chromium trace, summarized")
     args = parser.parse_args()
     os.environ["RELAY_BENCH_TOKEN_RATE"] = args.rate
     passes = ([0.0] + ([args.upstream_ttft] if args.upstream_ttft else [])) if args.runs else []
@@ -293,6 +431,9 @@ def main():
             chunk = pks[n * (args.runs + 3) : (n + 1) * (args.runs + 3)]
             results.append((stall, sends(server, chunk, args.runs, prompt)))
         cold = cold_loads(server, server.conversations[0], args.cold) if args.cold else []
+        warm = warm_loads(server, server.conversations[0], args.warm) if args.warm else []
+        if args.trace:
+            traced_load(server, server.conversations[0], args.trace)
     finally:
         server.close()
     load_after = os.getloadavg()
@@ -319,6 +460,17 @@ def main():
         ):
             values = [c[key] for c in cold if c[key] is not None]
             print(f"| {name} | {p(values):,.0f} {unit} | {max(values):,.0f} {unit} |")
+
+    if warm:
+        print(f"\n### The chat page, first load then {len(warm) - 1} warm loads (one browser context)\n")
+        print("| load | requests to the server (of them static) | bytes on the wire | usable message box |")
+        print("|---|---|---|---|")
+        for i, load in enumerate(warm):
+            name = "first (cold)" if i == 0 else f"warm {i}"
+            print(
+                f"| {name} | {load['requests']} ({load['static_requests']}) | {load['bytes']:,} B | {load['usable']:.0f} ms |"
+            )
+        print("\nWarm load requests:", sorted({f"{status} {url}" for load in warm[1:] for url, status in load["urls"]}))
 
 
 if __name__ == "__main__":
