@@ -21,6 +21,9 @@ Content-Security-Policy: Playwright's waits evaluate strings, which `script-src 
 usable message box (DOMContentLoaded: the deferred scripts have run, the composer's handlers are in place), the
 first contentful paint, and the bytes on the wire (Chrome's encoded lengths, until the load event). The static
 files are collected first (`collectstatic`, as `make run` does), so they are served with their gzip copies.
+`--warm N [--warm-after S]`: a first load, then N more in the same browser context (the first of them S seconds
+later): the requests that still reach the server and their bytes. `--trace PATH`: one cold load under a Chromium
+trace, its main thread's work up to DOMContentLoaded summarized by kind (the trace is kept at PATH).
 """
 
 import argparse
@@ -240,10 +243,11 @@ def cold_loads(server: Server, pk: int, loads: int) -> list[dict]:
     return results
 
 
-def warm_loads(server: Server, pk: int, loads: int) -> list[dict]:
+def warm_loads(server: Server, pk: int, loads: int, after: float = 0) -> list[dict]:
     """In one browser context: a first load, then `loads` navigations to the same page (a person coming back to
-    it). For each: the requests that reached the server (not answered from the browser's cache: a 304 counts) and
-    the bytes on the wire."""
+    it), the first of them `after` seconds later (past a max-age, a cached file is asked for again). For each: the
+    requests that reached the server (not answered from the browser's cache: a 304 counts) and the bytes on the
+    wire."""
     from playwright.sync_api import sync_playwright
 
     results = []
@@ -269,7 +273,9 @@ def warm_loads(server: Server, pk: int, loads: int) -> list[dict]:
             cdp.on(
                 "Network.loadingFinished", lambda e: seen["wire"].__setitem__(e["requestId"], e["encodedDataLength"])
             )
-            for _ in range(loads + 1):
+            for i in range(loads + 1):
+                if i == 1 and after:
+                    time.sleep(after)
                 for value in seen.values():
                     value.clear()
                 page.goto(f"{server.url}/c/{pk}/", wait_until="load")
@@ -415,6 +421,7 @@ def main():
     parser.add_argument("--cold", type=int, default=5, metavar="N", help="cold loads of the chat page")
     parser.add_argument("--rate", default="0", help="LOCAL_API_TOKEN_RATE of the upstream (0: at once)")
     parser.add_argument("--warm", type=int, default=0, metavar="N", help="loads of the chat page with a warm cache")
+    parser.add_argument("--warm-after", type=float, default=0, metavar="S", help="seconds before the warm loads")
     parser.add_argument("--trace", metavar="PATH", help="one cold load under a Chromium trace, summarized")
     args = parser.parse_args()
     os.environ["RELAY_BENCH_TOKEN_RATE"] = args.rate
@@ -431,7 +438,7 @@ def main():
             chunk = pks[n * (args.runs + 3) : (n + 1) * (args.runs + 3)]
             results.append((stall, sends(server, chunk, args.runs, prompt)))
         cold = cold_loads(server, server.conversations[0], args.cold) if args.cold else []
-        warm = warm_loads(server, server.conversations[0], args.warm) if args.warm else []
+        warm = warm_loads(server, server.conversations[0], args.warm, args.warm_after) if args.warm else []
         if args.trace:
             traced_load(server, server.conversations[0], args.trace)
     finally:
@@ -462,7 +469,10 @@ def main():
             print(f"| {name} | {p(values):,.0f} {unit} | {max(values):,.0f} {unit} |")
 
     if warm:
-        print(f"\n### The chat page, first load then {len(warm) - 1} warm loads (one browser context)\n")
+        print(
+            f"\n### The chat page, first load then {len(warm) - 1} warm loads (one browser context, the first warm "
+            f"load {args.warm_after:g} s after the first)\n"
+        )
         print("| load | requests to the server (of them static) | bytes on the wire | usable message box |")
         print("|---|---|---|---|")
         for i, load in enumerate(warm):

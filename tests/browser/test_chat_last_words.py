@@ -7,6 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.conftest import screenshot
 from tests.browser.test_chat import DONE, send
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
@@ -80,6 +81,11 @@ def test_the_last_words_stay_as_the_page_rendered_them(open_chat):
     # Exactly the saved answer, as a reload shows it: the highlighted code block, the list, the math.
     assert live == reloaded
     assert "<li>two with <em>emphasis</em> and" in live and 'class="katex"' in live and "tok-" in live
+    page.locator('article[data-role="assistant"]').last.scroll_into_view_if_needed()
+    screenshot(page, "chat-last-words")
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.locator('article[data-role="assistant"] .message-body ul').last.scroll_into_view_if_needed()
+    screenshot(page, "chat-last-words-phone")
 
 
 def test_a_code_block_at_the_end_gains_its_highlighting_in_place(open_chat):
