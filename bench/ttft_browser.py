@@ -310,9 +310,9 @@ TRACE_KINDS = {
 }
 
 
-def traced_load(server: Server, pk: int, path: str) -> None:
-    """One cold load under a Chromium trace (Playwright's `browser.start_tracing`), summarized: the main thread's
-    work between the navigation and DOMContentLoaded's end, by kind, and the layouts forced from a script."""
+def trace_browser(server: Server, pk: int, path: str) -> None:
+    """One cold load under a Chromium trace (Playwright's `browser.start_tracing`), kept at `path` and summarized
+    at the end of the run (`summarize_trace`)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -336,7 +336,6 @@ def traced_load(server: Server, pk: int, path: str) -> None:
             browser.stop_tracing()
         finally:
             browser.close()
-    summarize_trace(path, f"/c/{pk}/")
 
 
 def summarize_trace(path: str, page_path: str) -> None:
@@ -344,16 +343,21 @@ def summarize_trace(path: str, page_path: str) -> None:
     import json
 
     events = json.loads(Path(path).read_text())["traceEvents"]
-    request = next(
+    # The page's document: its request (the browser's navigation may not log one), else its first parse.
+    requests = [
         e for e in events if e.get("name") == "ResourceSendRequest" and page_path in e["args"]["data"].get("url", "")
-    )
-    frame = request["args"]["data"].get("frame")
-    start = request["ts"]
+    ]
+    parses = [
+        e for e in events if e.get("name") == "ParseHTML" and page_path in e["args"].get("beginData", {}).get("url", "")
+    ]
+    if not parses:
+        print(f"\n(the trace at {path} has no parse of {page_path}: not summarized)")
+        return
+    frame = parses[0]["args"]["beginData"]["frame"]
+    start = (requests or parses)[0]["ts"]
     end = next(e["ts"] for e in events if e.get("name") == "MarkDOMContent" and e["args"]["data"]["frame"] == frame)
-    threads = {
-        (e["pid"], e["tid"]) for e in events if e.get("name") == "thread_name" and e["args"]["name"] == "CrRendererMain"
-    }
-    main = [e for e in events if (e.get("pid"), e.get("tid")) in threads and e.get("ph") == "X"]
+    thread = (parses[0]["pid"], parses[0]["tid"])  # the page's renderer main thread
+    main = [e for e in events if (e.get("pid"), e.get("tid")) == thread and e.get("ph") == "X"]
     busy = {}
     for event in main:
         if start <= event["ts"] <= end and event["name"] in TRACE_KINDS:
@@ -440,7 +444,7 @@ def main():
         cold = cold_loads(server, server.conversations[0], args.cold) if args.cold else []
         warm = warm_loads(server, server.conversations[0], args.warm, args.warm_after) if args.warm else []
         if args.trace:
-            traced_load(server, server.conversations[0], args.trace)
+            trace_browser(server, server.conversations[0], args.trace)
     finally:
         server.close()
     load_after = os.getloadavg()
@@ -481,6 +485,9 @@ def main():
                 f"| {name} | {load['requests']} ({load['static_requests']}) | {load['bytes']:,} B | {load['usable']:.0f} ms |"
             )
         print("\nWarm load requests:", sorted({f"{status} {url}" for load in warm[1:] for url, status in load["urls"]}))
+
+    if args.trace:
+        summarize_trace(args.trace, f"/c/{server.conversations[0]}/")
 
 
 if __name__ == "__main__":
