@@ -21,6 +21,9 @@ Content-Security-Policy: Playwright's waits evaluate strings, which `script-src 
 usable message box (DOMContentLoaded: the deferred scripts have run, the composer's handlers are in place), the
 first contentful paint, and the bytes on the wire (Chrome's encoded lengths, until the load event). The static
 files are collected first (`collectstatic`, as `make run` does), so they are served with their gzip copies.
+`--warm N [--warm-after S]`: a first load, then N more in the same browser context (the first of them S seconds
+later): the requests that still reach the server and their bytes. `--trace PATH`: one cold load under a Chromium
+trace, its main thread's work up to DOMContentLoaded summarized by kind (the trace is kept at PATH).
 """
 
 import argparse
@@ -240,6 +243,149 @@ def cold_loads(server: Server, pk: int, loads: int) -> list[dict]:
     return results
 
 
+def warm_loads(server: Server, pk: int, loads: int, after: float = 0) -> list[dict]:
+    """In one browser context: a first load, then `loads` navigations to the same page (a person coming back to
+    it), the first of them `after` seconds later (past a max-age, a cached file is asked for again). For each: the
+    requests that reached the server (not answered from the browser's cache: a 304 counts) and the bytes on the
+    wire."""
+    from playwright.sync_api import sync_playwright
+
+    results = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 860}, bypass_csp=True)
+            context.add_cookies([{"name": "sessionid", "value": server.session, "domain": "127.0.0.1", "path": "/"}])
+            page = context.new_page()
+            cdp = context.new_cdp_session(page)
+            cdp.send("Network.enable")
+            seen = {"cached": set(), "wire": {}, "status": {}}
+            cdp.on("Network.requestServedFromCache", lambda e: seen["cached"].add(e["requestId"]))
+            cdp.on(
+                "Network.responseReceived",
+                lambda e: seen["status"].__setitem__(
+                    e["requestId"],
+                    (e["response"]["url"], e["response"]["status"], e["response"].get("fromDiskCache", False)),
+                ),
+            )
+            cdp.on(
+                "Network.loadingFinished", lambda e: seen["wire"].__setitem__(e["requestId"], e["encodedDataLength"])
+            )
+            for i in range(loads + 1):
+                if i == 1 and after:
+                    time.sleep(after)
+                for value in seen.values():
+                    value.clear()
+                page.goto(f"{server.url}/c/{pk}/", wait_until="load")
+                page.wait_for_timeout(300)
+                timing = page.evaluate(COLD)
+                network = [
+                    (url, status)
+                    for rid, (url, status, disk) in seen["status"].items()
+                    if rid not in seen["cached"] and not disk
+                ]
+                timing["requests"] = len(network)
+                timing["static_requests"] = sum("/static/" in url for url, _ in network)
+                timing["bytes"] = sum(seen["wire"].get(rid, 0) for rid in seen["status"] if rid not in seen["cached"])
+                timing["urls"] = network
+                results.append(timing)
+        finally:
+            browser.close()
+    return results
+
+
+# The renderer's main thread before the message box is usable, by kind of work (ms, summed over the loads).
+TRACE_KINDS = {
+    "ParseHTML": "parse HTML",
+    "EvaluateScript": "evaluate scripts",
+    "v8.compile": "compile scripts",
+    "FunctionCall": "run callbacks (event handlers, timers)",
+    "UpdateLayoutTree": "style recalculation",
+    "Layout": "layout",
+    "PrePaint": "pre-paint",
+    "Paint": "paint",
+    "ParseAuthorStyleSheet": "parse stylesheets",
+}
+
+
+def trace_browser(server: Server, pk: int, path: str) -> None:
+    """One cold load under a Chromium trace (Playwright's `browser.start_tracing`), kept at `path` and summarized
+    at the end of the run (`summarize_trace`)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 860}, bypass_csp=True)
+            context.add_cookies([{"name": "sessionid", "value": server.session, "domain": "127.0.0.1", "path": "/"}])
+            page = context.new_page()
+            page.goto(f"{server.url}/c/{pk}/", wait_until="load")  # the server's caches warm
+            context.clear_cookies()
+            context.close()
+            context = browser.new_context(viewport={"width": 1280, "height": 860}, bypass_csp=True)
+            context.add_cookies([{"name": "sessionid", "value": server.session, "domain": "127.0.0.1", "path": "/"}])
+            page = context.new_page()
+            categories = ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8.execute", "blink"]
+            browser.start_tracing(page=page, path=path, categories=categories)
+            page.goto(f"{server.url}/c/{pk}/", wait_until="load")
+            page.wait_for_timeout(300)
+            browser.stop_tracing()
+        finally:
+            browser.close()
+
+
+def summarize_trace(path: str, page_path: str) -> None:
+    """The main thread's work from the page's request to its DOMContentLoaded, by kind; forced layouts; scripts."""
+    import json
+
+    events = json.loads(Path(path).read_text())["traceEvents"]
+    # The page's document: its request (the browser's navigation may not log one), else its first parse.
+    requests = [
+        e for e in events if e.get("name") == "ResourceSendRequest" and page_path in e["args"]["data"].get("url", "")
+    ]
+    parses = [
+        e for e in events if e.get("name") == "ParseHTML" and page_path in e["args"].get("beginData", {}).get("url", "")
+    ]
+    if not parses:
+        print(f"\n(the trace at {path} has no parse of {page_path}: not summarized)")
+        return
+    frame = parses[0]["args"]["beginData"]["frame"]
+    start = (requests or parses)[0]["ts"]
+    end = next(e["ts"] for e in events if e.get("name") == "MarkDOMContent" and e["args"]["data"]["frame"] == frame)
+    thread = (parses[0]["pid"], parses[0]["tid"])  # the page's renderer main thread
+    main = [e for e in events if (e.get("pid"), e.get("tid")) == thread and e.get("ph") == "X"]
+    busy = {}
+    for event in main:
+        if start <= event["ts"] <= end and event["name"] in TRACE_KINDS:
+            busy[TRACE_KINDS[event["name"]]] = busy.get(TRACE_KINDS[event["name"]], 0) + event.get("dur", 0) / 1000
+    tasks = sum(e.get("dur", 0) for e in main if e["name"] == "RunTask" and start <= e["ts"] <= end) / 1000
+    print(f"\n### One cold load's main thread, request → DOMContentLoaded ({(end - start) / 1000:.0f} ms)\n")
+    print(f"| work | ms |\n|---|---|\n| all tasks | {tasks:.1f} |")
+    for name, ms in sorted(busy.items(), key=lambda item: -item[1]):
+        print(f"| {name} | {ms:.1f} |")
+    forced = [
+        e
+        for e in main
+        if e["name"] == "Layout"
+        and start <= e["ts"] <= end
+        and e.get("args", {}).get("beginData", {}).get("stackTrace")
+    ]
+    for event in forced:
+        frame = event["args"]["beginData"]["stackTrace"][0]
+        where = (
+            f"{frame.get('functionName') or '?'} ({frame.get('url', '').rsplit('/', 1)[-1]}:{frame.get('lineNumber')})"
+        )
+        print(f"| layout forced by a script: {where} | {event.get('dur', 0) / 1000:.1f} |")
+    scripts = [e for e in main if e["name"] == "EvaluateScript" and start <= e["ts"] <= end]
+    for event in scripts:
+        url = event.get("args", {}).get("data", {}).get("url", "").rsplit("/", 1)[-1]
+        print(f"| evaluate {url or '(inline)'} | {event.get('dur', 0) / 1000:.1f} |")
+
+
 def p(values, q=0.5):
     values = [v for v in values if v is not None]
     return (statistics.median(values) if q == 0.5 else pct(values, q)) if values else float("nan")
@@ -278,6 +424,9 @@ def main():
     )
     parser.add_argument("--cold", type=int, default=5, metavar="N", help="cold loads of the chat page")
     parser.add_argument("--rate", default="0", help="LOCAL_API_TOKEN_RATE of the upstream (0: at once)")
+    parser.add_argument("--warm", type=int, default=0, metavar="N", help="loads of the chat page with a warm cache")
+    parser.add_argument("--warm-after", type=float, default=0, metavar="S", help="seconds before the warm loads")
+    parser.add_argument("--trace", metavar="PATH", help="one cold load under a Chromium trace, summarized")
     args = parser.parse_args()
     os.environ["RELAY_BENCH_TOKEN_RATE"] = args.rate
     passes = ([0.0] + ([args.upstream_ttft] if args.upstream_ttft else [])) if args.runs else []
@@ -293,6 +442,9 @@ def main():
             chunk = pks[n * (args.runs + 3) : (n + 1) * (args.runs + 3)]
             results.append((stall, sends(server, chunk, args.runs, prompt)))
         cold = cold_loads(server, server.conversations[0], args.cold) if args.cold else []
+        warm = warm_loads(server, server.conversations[0], args.warm, args.warm_after) if args.warm else []
+        if args.trace:
+            trace_browser(server, server.conversations[0], args.trace)
     finally:
         server.close()
     load_after = os.getloadavg()
@@ -319,6 +471,23 @@ def main():
         ):
             values = [c[key] for c in cold if c[key] is not None]
             print(f"| {name} | {p(values):,.0f} {unit} | {max(values):,.0f} {unit} |")
+
+    if warm:
+        print(
+            f"\n### The chat page, first load then {len(warm) - 1} warm loads (one browser context, the first warm "
+            f"load {args.warm_after:g} s after the first)\n"
+        )
+        print("| load | requests to the server (of them static) | bytes on the wire | usable message box |")
+        print("|---|---|---|---|")
+        for i, load in enumerate(warm):
+            name = "first (cold)" if i == 0 else f"warm {i}"
+            print(
+                f"| {name} | {load['requests']} ({load['static_requests']}) | {load['bytes']:,} B | {load['usable']:.0f} ms |"
+            )
+        print("\nWarm load requests:", sorted({f"{status} {url}" for load in warm[1:] for url, status in load["urls"]}))
+
+    if args.trace:
+        summarize_trace(args.trace, f"/c/{server.conversations[0]}/")
 
 
 if __name__ == "__main__":

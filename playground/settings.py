@@ -258,14 +258,17 @@ STATICFILES_FINDERS = [
 BUNDLE_ROOT = BASE_DIR / "var" / "bundles"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    "staticfiles": {"BACKEND": "playground.lib.static_files.FingerprintedStorage"},
 }
 
 
-# The collected files (`make run`, the Procfile's release) are served with their gzip copies; until they are
-# collected, or once a file of static/ changed since, straight from static/ (uncompressed), so `make test` needs
-# no collectstatic and never serves a stale copy. (WhiteNoise's finders take precedence over STATIC_ROOT.)
-WHITENOISE_USE_FINDERS = not collected(STATICFILES_DIRS[0], STATIC_ROOT)
+# The collected files (`make run`, the Procfile's release) are linked by their fingerprinted names and served with
+# their gzip copies, as immutable; until they are collected, or once a file of static/ changed since, by their plain
+# names straight from static/ (uncompressed), so `make test` needs no collectstatic and never serves a stale copy.
+# (WhiteNoise's finders take precedence over STATIC_ROOT; lib/static_files.py's storage links the plain names.)
+WHITENOISE_USE_FINDERS = not (
+    collected(STATICFILES_DIRS[0], STATIC_ROOT) and (STATIC_ROOT / "staticfiles.json").exists()
+)
 
 # Saved audio clips, uploads and the local API's files live here, unless PLAYGROUND_S3_BUCKET names a bucket.
 DATA_DIR = Path(os.environ.get("PLAYGROUND_DATA_DIR", BASE_DIR / "var"))

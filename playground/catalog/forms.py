@@ -20,7 +20,8 @@ class ModelPickerForm(forms.Form):
     posting one is an invalid choice. With `model_typed`, the model is optional and may be typed by hand when
     the connection lists none. Pages subclass it (or pass kind=, capability=, typed=); the template is
     kit/_model_picker.html. A page whose form names no connection starts on the last used one (`history`), else on
-    the user's own before a team's (`pick_connection`).
+    the user's own before a team's (`pick_connection`). `connections`: the user's usable connections when the
+    caller has read them already (`Connection.objects.for_user`, in its order).
     """
 
     model_kind = ""
@@ -29,7 +30,7 @@ class ModelPickerForm(forms.Form):
     connection = forms.ModelChoiceField(queryset=Connection.objects.none(), empty_label=None)
     model = forms.ChoiceField()
 
-    def __init__(self, *args, user, kind=None, capability=None, typed=None, **kwargs):
+    def __init__(self, *args, user, kind=None, capability=None, typed=None, connections=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.user = user
         self.model_kind = self.model_kind if kind is None else kind
@@ -38,7 +39,9 @@ class ModelPickerForm(forms.Form):
         if self.model_capability not in ("", *CAPABILITIES):
             raise ValueError(f"capability: one of {', '.join(CAPABILITIES)}")
         self.fields["connection"].queryset = Connection.objects.for_user(user)
-        self.chosen_connection = pick_connection(self.fields["connection"].queryset, self._wanted("connection"))
+        # Read once: the select lists them and the form starts on one of them (a caller that read them passes them).
+        self.connections = list(self.fields["connection"].queryset if connections is None else connections)
+        self.chosen_connection = pick_connection(self.connections, self._wanted("connection"))
         self.models = self.models_for(self.chosen_connection) if self.chosen_connection else []
         if self.model_typed:
             self.fields["model"] = forms.CharField(required=False, max_length=200)

@@ -31,12 +31,13 @@ def last_used(user) -> tuple[int | None, str]:
     return (latest.connection_id, latest.model_id) if latest else (None, "")
 
 
-def start_picker(request, connection_id=None, model_id=None) -> dict:
+def start_picker(request, connection_id=None, model_id=None, *, connections=None) -> dict:
     """The start page's picker: the last used connection and model (or those posted), and the files that model
-    accepts."""
+    accepts. `connections`: the user's, when the caller has read them."""
     if connection_id is None and not model_id:
         connection_id, model_id = last_used(request.user)
-    picker = ChatModelPicker(user=request.user, initial={"connection": connection_id, "model": model_id})
+    initial = {"connection": connection_id, "model": model_id}
+    picker = ChatModelPicker(user=request.user, initial=initial, connections=connections)
     params = chat_params_form(picker.chosen_model, request.POST if request.method == "POST" else None)
     return {"picker": picker, "accept": accept_attribute(picker.chosen_model), "params": params}
 

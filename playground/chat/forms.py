@@ -1,4 +1,5 @@
 import mimetypes
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django import forms
@@ -44,21 +45,23 @@ class RenameForm(forms.Form):
 
 
 class ChatModelPicker(ModelPickerForm):
-    """The chat panel's picker. `kept` is the conversation's own model: when the provider stopped listing it, it
-    stays offered (and selected) in the conversation that uses it, on that conversation's connection."""
+    """The chat panel's picker. `kept` finds the conversation's own model: when the provider stopped listing it, it
+    stays offered (and selected) in the conversation that uses it, on that conversation's connection. It is called
+    only then (a listed model needs no lookup of its own)."""
 
     model_kind = "chat"
 
-    def __init__(self, *args, kept: CatalogModel | None = None, kept_on: int | None = None, **kwargs):
+    def __init__(self, *args, kept: Callable[[], CatalogModel | None] | None = None, kept_on=None, **kwargs):
         self.kept, self.kept_on = kept, kept_on
         super().__init__(*args, **kwargs)
 
     def models_for(self, connection) -> list[CatalogModel]:
         models = super().models_for(connection)
-        kept = self.kept
-        if kept is None or connection.pk != self.kept_on or self._wanted("model") != kept.model_id:
+        wanted = self._wanted("model")
+        if self.kept is None or connection.pk != self.kept_on or any(m.model_id == wanted for m in models):
             return models
-        return models if any(m.model_id == kept.model_id for m in models) else [*models, kept]
+        kept = self.kept()
+        return [*models, kept] if kept is not None and kept.model_id == wanted else models
 
 
 class SettingsForm(forms.Form):

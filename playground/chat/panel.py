@@ -19,6 +19,15 @@ def connections_of(user) -> list[Connection]:
     return connections
 
 
+def attach_connection(conversation: Conversation, connections: list[Connection]) -> None:
+    """Give the conversation its connection from the user's, already read (the page then reads it no second time);
+    one the user may no longer use is left to be read when asked for."""
+    if conversation.connection_id is not None and not Conversation.connection.is_cached(conversation):
+        found = next((c for c in connections if c.pk == conversation.connection_id), None)
+        if found is not None:
+            conversation.connection = found
+
+
 @dataclass
 class PanelProblems:
     form: ParamsForm | None = None
@@ -47,7 +56,7 @@ def apply_picker(user, post, conversation: Conversation) -> list[str]:
         data,
         user=user,
         typed=True,
-        kept=services.selected_model(conversation) if own else None,
+        kept=(lambda: services.selected_model(conversation)) if own else None,
         kept_on=conversation.connection_id,
     )
     picker.is_valid()

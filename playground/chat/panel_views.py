@@ -18,7 +18,7 @@ from playground.chat.forms import (
     chat_params_form,
 )
 from playground.chat.models import CONTEXT_POLICIES, Conversation, get_conversation
-from playground.chat.panel import PanelProblems, apply_panel, connections_of
+from playground.chat.panel import PanelProblems, apply_panel, attach_connection, connections_of
 from playground.chat.services import compare as comparisons
 from playground.prompts.models import PromptVersion
 
@@ -35,19 +35,26 @@ def panel_context(
     saved=False,
     tool_errors=(),
     tools_text=None,
+    connections=None,
 ) -> dict:
-    """The parameter panel: the connection, its chat models, the selected model's parameters and the body."""
-    connections_of(request.user)  # the Local connection exists before it is offered
+    """The parameter panel: the connection, its chat models, the selected model's parameters and the body.
+
+    `connections`: the user's, as `connections_of` read them (the page reads them once for all its parts)."""
+    if connections is None:
+        connections = connections_of(request.user)  # the Local connection exists before it is offered
     if model_id is None:
         model_id = conversation.model_id if conversation else ""
     own = conversation is not None and conversation.pk is not None
+    if own:
+        attach_connection(conversation, connections)
     picker = ChatModelPicker(
         user=request.user,
         initial={
             "connection": connection_id or (conversation.connection_id if conversation else None),
             "model": model_id,
         },
-        kept=services.selected_model(conversation) if own and conversation.model_id else None,
+        connections=connections,
+        kept=(lambda: services.selected_model(conversation)) if own and conversation.model_id else None,
         kept_on=conversation.connection_id if own else None,
     )
     connection, models, model = picker.chosen_connection, picker.models, picker.chosen_model

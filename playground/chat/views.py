@@ -14,6 +14,7 @@ from playground.chat.forms import (
     accept_attribute,
 )
 from playground.chat.models import Attachment, Conversation, Message, get_conversation
+from playground.chat.panel import connections_of
 from playground.chat.panel_views import panel_context, panel_response
 from playground.chat.relay.recovery import mark_interrupted
 from playground.lib import downloads, files
@@ -25,27 +26,45 @@ LIST_LIMIT = 100
 
 
 def _page(request, conversation=None, **extra) -> dict:
+    """The chat page: a conversation's, or the start page (conversation None), which has no panel of its own but
+    the start picker and its settings."""
     query = request.GET.get("q", "")
-    thread = []
-    if conversation is not None:
-        mark_interrupted(conversation)
-        thread = branches.thread(conversation)
-    panel = panel_context(request, conversation, thread)
+    connections = connections_of(request.user)  # read once: the picker lists them, the conversation has its own
     context = {
         "conversations": Conversation.objects.for_user(request.user).search(query)[:LIST_LIMIT],
         "conversation": conversation,
-        "thread": thread,
+        "thread": [],
         "composer": ComposerForm(),
-        "panel": panel,
-        "attach_accept": panel.get("attach_accept", ""),
-        "has_connection": bool(panel),
         "query": query,
     }
-    if conversation is None and context["has_connection"]:
-        context["start"] = start_picker(request)
-        context["attach_accept"] = context["start"]["accept"]
+    if conversation is not None:
+        context["thread"] = thread = _thread(conversation)
+        context["panel"] = panel = panel_context(request, conversation, thread, connections=connections)
+        context["attach_accept"] = panel.get("attach_accept", "")
+        context["has_connection"] = bool(panel)
+    else:
+        start = start_picker(request, connections=connections)
+        context["has_connection"] = start["picker"].chosen_connection is not None
+        if context["has_connection"]:
+            context["start"] = start
+            context["attach_accept"] = start["accept"]
     context.update(extra)
     return context
+
+
+def _thread(conversation) -> list:
+    """The selected path; an answer shown as streaming whose process died is ended as interrupted first (the sweep
+    writes only when the path shows one: a page with nothing streaming costs no write)."""
+    thread = branches.thread(conversation)
+    if any(message.status == Message.STREAMING for message in _messages(thread)) and mark_interrupted(conversation):
+        thread = branches.thread(conversation)
+    return thread
+
+
+def _messages(thread):
+    for item in thread:
+        yield item
+        yield from getattr(item, "columns", ())
 
 
 def _list(request, query: str = "") -> HttpResponse:

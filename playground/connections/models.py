@@ -273,15 +273,17 @@ def last_used(rows):
 def pick_connection(connections, wanted=None) -> Connection | None:
     """The connection a form starts on, among `connections` (those the user may use, as listed): the one `wanted`
     names (a pk, its string or a Connection; the last used one) while it is among them, else the user's own
-    before a team's, so a personal request is never charged to a team by default."""
+    before a team's, so a personal request is never charged to a team by default. One query for a queryset (a
+    user has a handful of connections), none for a list the caller already read."""
+    connections = list(connections)
     if wanted:
         try:
-            found = connections.filter(pk=int(getattr(wanted, "pk", wanted))).first()
+            pk = int(getattr(wanted, "pk", wanted))
         except (TypeError, ValueError):
-            found = None
-        if found:
+            pk = None
+        if found := next((c for c in connections if c.pk == pk), None):
             return found
-    return connections.filter(team=None).first() or connections.first()
+    return next((c for c in connections if c.team_id is None), None) or (connections[0] if connections else None)
 
 
 def local_key_minter():

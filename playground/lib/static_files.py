@@ -9,7 +9,22 @@ WhiteNoise's middleware still serves what changed since the start in autorefresh
 """
 
 from django.conf import settings
+from django.contrib.staticfiles.storage import StaticFilesStorage
 from whitenoise.middleware import WhiteNoiseMiddleware
+from whitenoise.storage import CompressedManifestStaticFilesStorage
+
+
+class FingerprintedStorage(CompressedManifestStaticFilesStorage):
+    """WhiteNoise's storage that fingerprints: `collectstatic` also writes each file under a name with a hash of its
+    content (bundles/chat.a62db8133135.js) and a manifest; pages link those names and WhiteNoise serves them as
+    immutable for a year, so a warm load asks the server for none of them. While the collected files are not
+    current (the tests, a file of static/ changed since: settings.WHITENOISE_USE_FINDERS), the pages link the plain
+    names, which the finders serve from static/ with a short max-age, never a stale copy."""
+
+    def url(self, name, force=False):
+        if settings.WHITENOISE_USE_FINDERS and not force:
+            return StaticFilesStorage.url(self, name)
+        return super().url(name, force)
 
 
 def security_headers() -> list[tuple[bytes, bytes]]:

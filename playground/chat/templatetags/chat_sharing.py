@@ -9,9 +9,13 @@ register = template.Library()
 
 
 @register.inclusion_tag("chat/sharing/_watching.html")
-def watching_badge(conversation) -> dict:
-    """How many follow this conversation live; polled only while it has a live link."""
-    followed = Share.objects.for_source(conversation).filter(live=True).exists()
+def watching_badge(conversation, shares=None) -> dict:
+    """How many follow this conversation live; polled only while it has a live link (`shares`: its links, as the
+    page read them with `shares_of`)."""
+    if shares is None:
+        followed = Share.objects.for_source(conversation).filter(live=True).exists()
+    else:
+        followed = any(share.live for share in shares)
     return {"conversation": conversation, "count": watching(conversation) if followed else 0, "poll": followed}
 
 

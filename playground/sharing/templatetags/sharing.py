@@ -17,9 +17,17 @@ def share_url(source) -> str:
 
 
 @register.simple_tag
-def links_note(source) -> str:
-    """What a delete also deletes: this source's share links, named (for a data-confirm text)."""
-    shares = list(Share.objects.for_source(source).only("title", "token", "visibility", "views"))
+def shares_of(source) -> list[Share]:
+    """This source's share links, read once for all the hooks of one page that show them (`links_note`, ...)."""
+    return list(Share.objects.for_source(source).only("title", "token", "visibility", "views", "live"))
+
+
+@register.simple_tag
+def links_note(source, shares=None) -> str:
+    """What a delete also deletes: this source's share links, named (for a data-confirm text); `shares`: as
+    `shares_of` read them."""
+    if shares is None:
+        shares = shares_of(source)
     if not shares:
         return ""
     names = "\n".join(f"· /s/{s.token[:8]}… ({s.get_visibility_display().lower()}, {s.views} views)" for s in shares)

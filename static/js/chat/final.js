@@ -1,9 +1,13 @@
 // The final render of an answer, put in place of its live render.
 //
 // It replaces the article's header, thinking, meta and error parts; the body the user has been reading stays in
-// place and only gains the last block, so a long answer is neither parsed nor laid out again. The blocks already
-// shown are cut out of the final HTML before parsing when they are its exact prefix; otherwise the whole article
-// is replaced. Used by the stream renderer (stream.js).
+// place, so a long answer is neither parsed nor laid out again. The blocks already shown are cut out of the final
+// HTML before parsing when they are its exact prefix; otherwise the whole article is replaced. What is left of the
+// final HTML is the server's render of the live tail, which the page's own renderer already shows (markdown.js
+// follows the same rules): the nodes shown stay, and the final render changes only those that differ (the words
+// that came after the tail's last render, a code block's highlighting), then they move from the tail to the blocks,
+// as a reload has them. So the end of an answer costs no swap of what is shown. Used by the stream renderer
+// (stream.js).
 (function () {
   "use strict";
 
@@ -51,15 +55,78 @@
       article.replaceWith(fresh);
       return { article: fresh, patched: false };
     }
-    var fragment = document.createDocumentFragment();
-    while (newBlocks.firstChild) fragment.appendChild(newBlocks.firstChild);
-    oldBlocks.appendChild(fragment);
     var tail = oldBody.querySelector(".tail");
-    tail.textContent = "";
+    var changed = settleTail(tail, newBlocks);
+    // The tail's own nodes become the last blocks (moved, not made again): the body ends as a reload shows it.
+    var fragment = document.createDocumentFragment();
+    while (tail.firstChild) fragment.appendChild(tail.firstChild);
+    oldBlocks.appendChild(fragment);
+    tail.classList.remove("tail-live");
     tail.__text = "";
     oldBody.hidden = newBody.hidden;
     patch(article, fresh, oldBody, newBody);
-    return { article: article, patched: true };
+    return { article: article, patched: true, changed: changed };
+  }
+
+  // The tail shows the page's render of the last text (markdown.js, which follows the server's rules, or the text
+  // itself when it is too long to render live); `final` holds the server's render of the same text. The tail is
+  // brought to it by changing only the nodes that differ (`morph`): what both render alike stays untouched, typeset
+  // math included. Returns how many nodes changed.
+  function settleTail(tail, final) {
+    clearTimeout(tail.__timer); // the trailing render (markdown.js): the server's render is the one to show now
+    tail.__timer = null;
+    var changed = morphChildren(tail, final);
+    if (window.ChatMarkdown) window.ChatMarkdown.typeset(tail);
+    return changed;
+  }
+
+  // Makes `node` (on the page) read as `wanted` (parsed from the final HTML), keeping every node that already does:
+  // an element with the same name and attributes stays and only its children are compared; text changes in place.
+  // Math typeset on the page (its TeX kept in data-tex) counts as its TeX. Returns how many nodes changed.
+  function morph(node, wanted) {
+    if (node.isEqualNode(wanted)) return 0;
+    if (node.nodeType === 3 && wanted.nodeType === 3) {
+      node.nodeValue = wanted.nodeValue;
+      return 1;
+    }
+    if (node.nodeType !== 1 || wanted.nodeType !== 1 || node.nodeName !== wanted.nodeName) {
+      node.parentNode.replaceChild(wanted, node);
+      return 1;
+    }
+    if (node.hasAttribute("data-tex") && !wanted.hasAttribute("data-tex")) {
+      if (node.getAttribute("data-tex") === wanted.textContent && node.className === wanted.className) return 0;
+      node.parentNode.replaceChild(wanted, node);
+      return 1;
+    }
+    var changed = sameAttributes(node, wanted) ? 0 : 1;
+    if (changed) {
+      Array.from(node.attributes).forEach(function (a) { if (!wanted.hasAttribute(a.name)) node.removeAttribute(a.name); });
+      Array.from(wanted.attributes).forEach(function (a) { node.setAttribute(a.name, a.value); });
+    }
+    return changed + morphChildren(node, wanted);
+  }
+
+  function morphChildren(node, wanted) {
+    var changed = 0;
+    var have = Array.from(node.childNodes);
+    var want = Array.from(wanted.childNodes);
+    want.forEach(function (child, index) {
+      if (index < have.length) changed += morph(have[index], child);
+      else {
+        node.appendChild(child);
+        changed += 1;
+      }
+    });
+    have.slice(want.length).forEach(function (child) {
+      child.remove();
+      changed += 1;
+    });
+    return changed;
+  }
+
+  function sameAttributes(a, b) {
+    if (a.attributes.length !== b.attributes.length) return false;
+    return Array.from(a.attributes).every(function (attribute) { return b.getAttribute(attribute.name) === attribute.value; });
   }
 
   window.ChatFinal = { apply: apply };

@@ -32,7 +32,9 @@
   var handedOver = false;
   var deferredStarts = [];
   var stick = true;
-  var stats = { received: 0, receivedSeq: 0, shown: 0, shownSeq: 0, frames: 0, patched: 0, replaced: 0 };
+  // patched / replaced: final renders put in place around the body the page shows / as a whole article;
+  // changedNodes: the nodes of the live tail the patched ones had to change (final.js).
+  var stats = { received: 0, receivedSeq: 0, shown: 0, shownSeq: 0, frames: 0, patched: 0, replaced: 0, changedNodes: 0 };
   var actions = {}; // action id -> callback awaiting the server's reply (see "actions over the websocket")
   var actionCount = 0;
 
@@ -440,6 +442,7 @@
     if (!result) return;
     if (place) window.Playground.restoreFocus(place, result.article);
     stats[result.patched ? "patched" : "replaced"] += 1;
+    if (result.patched) stats.changedNodes += result.changed;
     prepare(result.article);
     emit(result.article, "chat:finished");
   }
