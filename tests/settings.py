@@ -28,3 +28,8 @@ if WORKER:
 
 # A throwaway feature app that declares a share kind (tests/sharing/test_new_kind.py adds it to SHARE_KINDS).
 INSTALLED_APPS = [*INSTALLED_APPS, "tests.sharing.kindapp"]  # noqa: F405
+
+# Pages link static files by their plain names, served from static/ by WhiteNoise's finders, whether or not a
+# `make run` collected them into STATIC_ROOT before: the suite never depends on what a developer ran last
+# (tests/chat/test_page_assets.py collects into a directory of its own to test the fingerprinted names).
+WHITENOISE_USE_FINDERS = True
