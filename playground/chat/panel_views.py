@@ -44,19 +44,7 @@ def panel_context(
         connections = connections_of(request.user)  # the Local connection exists before it is offered
     if model_id is None:
         model_id = conversation.model_id if conversation else ""
-    own = conversation is not None and conversation.pk is not None
-    if own:
-        attach_connection(conversation, connections)
-    picker = ChatModelPicker(
-        user=request.user,
-        initial={
-            "connection": connection_id or (conversation.connection_id if conversation else None),
-            "model": model_id,
-        },
-        connections=connections,
-        kept=(lambda: services.selected_model(conversation)) if own and conversation.model_id else None,
-        kept_on=conversation.connection_id if own else None,
-    )
+    picker = _picker(request.user, conversation, connections, connection_id, model_id)
     connection, models, model = picker.chosen_connection, picker.models, picker.chosen_model
     if connection is None:
         # No provider at all (the local API is off and none was added): the page says to add a connection.
@@ -90,6 +78,24 @@ def panel_context(
         "compare_forms": compare_forms(model),
         "prompt_versions": compare_versions(request.user),
     }
+
+
+def _picker(user, conversation, connections, connection_id, model_id) -> ChatModelPicker:
+    """The connection and model choice, from what was asked or the conversation's own (kept when its provider no
+    longer lists its model)."""
+    own = conversation is not None and conversation.pk is not None
+    if own:
+        attach_connection(conversation, connections)
+    return ChatModelPicker(
+        user=user,
+        initial={
+            "connection": connection_id or (conversation.connection_id if conversation else None),
+            "model": model_id,
+        },
+        connections=connections,
+        kept=(lambda: services.selected_model(conversation)) if own and conversation.model_id else None,
+        kept_on=conversation.connection_id if own else None,
+    )
 
 
 COMPARE_VERSIONS = 50

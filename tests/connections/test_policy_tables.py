@@ -17,6 +17,7 @@ FLOORS = {
     "catalog": 2,
     "sharing": 3,
     "prompts": 3,  # a prompt (owned by a user or a team) that chat, batches and evaluate run
+    "datasets": 3,  # rows (owned by a user or a team) that chat, sharing and evaluate add to; evaluate reads
     "chat": 4,
     "rerank": 4,
     "speech": 4,
