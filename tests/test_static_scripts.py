@@ -28,8 +28,10 @@ CHAT_SCRIPTS = {
         "markdown",
         "choices",
         "final",
+        "paint",
         "reconnect",
         "start",
+        "socket",
         "stream",
     )
 }

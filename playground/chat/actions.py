@@ -225,7 +225,7 @@ def _message_and_after(frame: dict) -> tuple[int, int] | None:
 
 @signal("ping")
 async def ping(ctx: Context, frame: dict) -> None:
-    """The page's heartbeat (stream.js): a silent socket is a dead one."""
+    """The page's heartbeat (socket.js): a silent socket is a dead one."""
     await ctx.reply({"type": "pong"})
 
 

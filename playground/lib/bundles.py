@@ -28,10 +28,12 @@ CHAT_SCRIPTS = [
     "markdown",
     "choices",
     "final",
+    "paint",  # stream.js's DOM writes
     "reconnect",
     "announce",
     "start",
     "branches",
+    "socket",  # the websocket: stream.js registers its callbacks with it as it starts
     "stream",  # last: it announces the articles already on the page to the behaviours above as it starts
 ]
 

@@ -30,7 +30,7 @@ from playground.lib import detached
 
 log = logging.getLogger(__name__)
 
-RECONNECT = 4012  # websocket close code: "this process is going away, reconnect now" (static/js/chat/stream.js)
+RECONNECT = 4012  # websocket close code: "this process is going away, reconnect now" (static/js/chat/socket.js)
 LEASE = "lease"  # gate leases belong to the jobs that hold them: they are not work of their own
 REFUSAL = "This server is restarting, so nothing was started or saved. Try again in a moment."
 SEND_REFUSAL = (

@@ -184,7 +184,7 @@ async def test_sockets_of_the_generators_process_get_the_deltas_in_memory(live_s
 
 
 async def test_a_ping_is_answered_with_a_pong(alice, make_conversation):
-    # The page's heartbeat (stream.js): a socket that answers nothing is dropped and the banner says so at once.
+    # The page's heartbeat (socket.js): a socket that answers nothing is dropped and the banner says so at once.
     conversation = await sync_to_async(make_conversation)()
     ws = await connect(conversation.pk, alice)
     await ws.send_json_to({"type": "ping"})

@@ -89,7 +89,7 @@ def test_over_the_socket_a_send_is_refused_naming_the_drain_and_a_new_socket_is_
         reply, connected, closed = asyncio.run(scenario())
     finally:
         drain.reset()
-    # The page leaves this socket and sends the message again by its form POST (stream.js, composer.js).
+    # The page leaves this socket and sends the message again by its form POST (socket.js, composer.js).
     assert reply["type"] == "failed" and reply["problem"] == "draining" and "restarting" in reply["error"]
     assert not Message.objects.filter(conversation=conversation).exists()
     assert connected and closed == {"type": "websocket.close", "code": drain.RECONNECT}

@@ -109,7 +109,7 @@
         if (window.htmx) window.htmx.trigger(document.body, "conversation-changed", { id: reply.conversation });
       }
       else if (reply.type === "invalid") showErrors(reply.errors || []);
-      // Its process is restarting: stream.js left that socket, so this send goes by the form POST instead.
+      // Its process is restarting: socket.js left that socket, so this send goes by the form POST instead.
       else if (reply.type === "failed" && reply.problem === "draining") { form.requestSubmit(); return; }
       else if (reply.type === "lost") showError("The connection dropped while sending: check the thread before sending again.");
       else showError(reply.error || "Could not send. Your message is still here; try again.");

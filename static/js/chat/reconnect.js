@@ -1,6 +1,6 @@
 // The connection banner: says so above the thread while the chat's websocket is down, counts down to the next
-// attempt (stream.js reconnects with backoff and, once back, asks for every answer shown as streaming), offers
-// to try at once, and says "Reconnected" for a moment when it is back. The banner is looked up each time: the
+// attempt (socket.js reconnects with backoff and, once back, stream.js asks for every answer shown as streaming),
+// offers to try at once, and says "Reconnected" for a moment when it is back. The banner is looked up each time: the
 // start page gets it only when its first message makes the conversation (start.js).
 (function () {
   "use strict";

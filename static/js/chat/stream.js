@@ -1,21 +1,19 @@
-// The stream renderer: the chat page's websocket, snapshot + sequence replay, and deltas into the DOM.
+// The stream renderer: what the chat page's websocket (socket.js) brings, snapshot + sequence replay, and deltas
+// into the DOM.
 //
 // Finished markdown blocks arrive as sanitized HTML, the unfinished block as raw text, which markdown.js renders.
 // Blocks are appended (never re-rendered) and only the tail re-rendered, so a delta costs the same however long
-// the answer; DOM writes are batched
+// the answer; DOM writes (paint.js) are batched
 // into one animation frame. Sends and retries are htmx forms: this file adopts the articles they swap in, and
 // tells the behaviours through events: chat:message on each article made ready, chat:state on the document when
 // the streaming answers may have changed, chat:notice ({text}) when the server has words about a send, and
-// chat:connection ({state: "lost", retryIn, offline} or {state: "open"}) when the websocket drops or comes back,
-// and chat:finished on an article whose answer ended (complete, stopped or failed).
-//
-// A socket can stay open for a long time after the network is gone: the browser's offline event and a heartbeat
-// (a ping every HEARTBEAT ms, answered by a pong; nothing heard for SILENCE ms after it) drop it at once.
+// chat:finished on an article whose answer ended (complete, stopped or failed).
 (function () {
   "use strict";
 
   var thread = document.getElementById("thread");
-  if (!thread) return;
+  var socket = window.ChatSocket; // the connection and the actions over it (socket.js)
+  if (!thread || !socket) return;
   var inner = document.getElementById("message-list") || thread;
 
   var messages = {}; // message id -> {seq, ready, html, queue}
@@ -26,17 +24,11 @@
   var FRAME_MS = 16;
   var early = {}; // message id (or "a:" + action id) -> events that came before its article
   var askedFor = {}; // action id -> the message id its `sent` named (its first deltas may pass its reply)
-  var socket = null;
-  var backoff = 500;
-  var RECONNECT = 4012; // the close code of a server process that is restarting (playground/lib/drain.py)
-  var handedOver = false;
   var deferredStarts = [];
   var stick = true;
   // patched / replaced: final renders put in place around the body the page shows / as a whole article;
   // changedNodes: the nodes of the live tail the patched ones had to change (final.js).
   var stats = { received: 0, receivedSeq: 0, shown: 0, shownSeq: 0, frames: 0, patched: 0, replaced: 0, changedNodes: 0 };
-  var actions = {}; // action id -> callback awaiting the server's reply (see "actions over the websocket")
-  var actionCount = 0;
 
   function parse(html) {
     var template = document.createElement("template");
@@ -59,7 +51,7 @@
   // A send or retry posted by htmx (or asked over the websocket, see actions below) and not answered yet: the
   // articles it creates arrive in its response.
   function posting() {
-    return Object.keys(actions).length > 0 || document.querySelector("[data-chat-post].htmx-request") !== null;
+    return socket.pending() || document.querySelector("[data-chat-post].htmx-request") !== null;
   }
 
   // ---------------------------------------------------------------- thread and scrolling
@@ -127,113 +119,17 @@
     emit(document, "chat:state");
   });
 
-  // ---------------------------------------------------------------- websocket
+  // ---------------------------------------------------------------- what the websocket brings
 
-  var retryTimer = null;
-  var lost = false;
-  var HEARTBEAT = 10000;
-  var SILENCE = 4000;
-  var heartbeat = null;
-  var heard = 0;
-
-  function beat(ws) {
-    clearInterval(heartbeat);
-    heartbeat = setInterval(function () {
-      if (socket !== ws) return;
-      var asked = Date.now();
-      sendJSON({ type: "ping" });
-      setTimeout(function () {
-        if (socket === ws && heard < asked) dropDead(ws, false);
-      }, SILENCE);
-    }, HEARTBEAT);
-  }
-
-  // The socket is as good as closed: stop listening to it and go through the close at once.
-  function dropDead(ws, offline) {
-    ws.onmessage = null;
-    ws.onclose = null;
-    try { ws.close(); } catch (e) { /* already closing */ }
-    closed(ws, 1006, offline);
-  }
-
-  window.addEventListener("offline", function () {
-    if (socket) dropDead(socket, true);
-    else if (lost) emit(document, "chat:connection", { state: "lost", retryIn: 0, offline: true });
-  });
-  window.addEventListener("online", function () { reconnectNow(); });
-
-  function connect() {
-    if (!thread.dataset.wsUrl) return;
-    clearTimeout(retryTimer);
-    retryTimer = null;
-    var scheme = location.protocol === "https:" ? "wss://" : "ws://";
-    var ws = new WebSocket(scheme + location.host + thread.dataset.wsUrl);
-    ws.onopen = function () {
-      socket = ws;
-      backoff = 500;
-      // A handover counts as done once the new socket has stayed open a moment (a restarting process closes a new
-      // one at once: that takes the backoff).
-      setTimeout(function () { if (socket === ws) handedOver = false; }, 2000);
-      heard = Date.now();
-      beat(ws);
-      // Every message shown as streaming asks for its snapshot: a running one resumes, a gone one ends.
-      streaming().forEach(subscribe);
-      if (lost) emit(document, "chat:connection", { state: "open" });
-      lost = false;
-    };
-    ws.onmessage = function (event) {
-      var data;
-      heard = Date.now();
-      try { data = JSON.parse(event.data); } catch (e) { return; }
-      if (data.type === "pong") return;
-      if (data.id && actions[data.id]) { answered(data); return; }
-      // A completed retry: the answer it replaces, kept until now, leaves the page.
-      if (data.type === "done" && data.replaced) {
-        var replaced = articleFor(data.replaced);
-        if (replaced) replaced.remove();
-      }
-      if (data.notice) emit(document, "chat:notice", { text: data.notice });
-      receive(data);
-    };
-    ws.onclose = function (event) { closed(ws, event.code, !navigator.onLine); };
-  }
-
-  function closed(ws, code, offline) {
-    if (socket === ws) socket = null;
-    clearInterval(heartbeat);
-    abandon();
-    Object.keys(messages).forEach(function (id) { messages[id].ready = false; });
-    if (code === 4403 || code === 4404) return;
-    if (code === RECONNECT && !handedOver) {
-      // The server is restarting (drain.py): come back at once, through the balancer to another process, and
-      // follow the answers still streaming as a second tab does. Quietly: no banner for a handover. Once only:
-      // if the new socket is refused again, the usual backoff (and banner) follows.
-      handedOver = true;
-      clearTimeout(retryTimer);
-      retryTimer = setTimeout(connect, Math.round(100 + Math.random() * 200));
-      return;
+  // What the server sends that is not a reply to an action (socket.js).
+  function heard(data) {
+    // A completed retry: the answer it replaces, kept until now, leaves the page.
+    if (data.type === "done" && data.replaced) {
+      var replaced = articleFor(data.replaced);
+      if (replaced) replaced.remove();
     }
-    // Backoff with jitter, so that the tabs of a restarted server do not all come back at once.
-    var delay = Math.round(backoff * (0.8 + Math.random() * 0.4));
-    lost = true;
-    emit(document, "chat:connection", { state: "lost", retryIn: delay, offline: offline });
-    clearTimeout(retryTimer);
-    retryTimer = setTimeout(connect, delay);
-    backoff = Math.min(backoff * 2, 8000);
-  }
-
-  function reconnectNow() {
-    if (socket || !retryTimer) return;
-    backoff = 500;
-    connect();
-  }
-
-  function sendJSON(data) {
-    if (socket && socket.readyState === WebSocket.OPEN) {
-      socket.send(JSON.stringify(data));
-      return true;
-    }
-    return false;
+    if (data.notice) emit(document, "chat:notice", { text: data.notice });
+    receive(data);
   }
 
   function track(id) {
@@ -253,20 +149,7 @@
       return;
     }
     state.ready = false;
-    sendJSON({ type: "subscribe", message_id: Number(article.dataset.messageId), after: state.seq });
-  }
-
-  // Every slot of the connection is taken (connections/gate.py): the badge says so until the answer starts.
-  function slotWait(article, data) {
-    var badge = article.querySelector(".message-live");
-    if (!badge || !badge.firstChild) return;
-    if (data.type === "waiting") {
-      badge.dataset.waiting = badge.dataset.waiting || badge.firstChild.textContent;
-      badge.firstChild.textContent = data.text;
-    } else if (badge.dataset.waiting) {
-      badge.firstChild.textContent = badge.dataset.waiting;
-      delete badge.dataset.waiting;
-    }
+    socket.send({ type: "subscribe", message_id: Number(article.dataset.messageId), after: state.seq });
   }
 
   function receive(data) {
@@ -287,7 +170,7 @@
       if (data.type === "delta" || data.type === "done" || data.type === "error") hold(id, data);
       return;
     }
-    if (data.type === "waiting" || data.type === "delta") slotWait(articleFor(id), data);
+    if (data.type === "waiting" || data.type === "delta") window.ChatPaint.slotWait(articleFor(id), data);
     if (data.type === "waiting") return;
     var state = track(id);
     var queue = state.queue;
@@ -384,7 +267,8 @@
       var queue = state.queue;
       state.queue = emptyQueue();
       if (article) {
-        apply(article, queue, state);
+        window.ChatPaint.apply(article, queue);
+        if (queue.final) finish(article, queue.final, state.html);
         shownSeq = Math.max(shownSeq, state.seq);
       }
     });
@@ -394,45 +278,6 @@
     stats.shown = performance.now();
     stats.shownSeq = shownSeq;
     emit(document, "chat:state");
-  }
-
-  function apply(article, queue, state) {
-    var body = article.querySelector(".message-body");
-    var blocks = body && body.querySelector(".blocks");
-    var tail = body && body.querySelector(".tail");
-    var thinking = article.querySelector(".thinking");
-    var thinkingText = thinking && thinking.querySelector(".thinking-text");
-    if (queue.snapshot) {
-      if (blocks) {
-        blocks.textContent = "";
-        appendBlocks(blocks, queue.snapshot.blocks.join(""));
-      }
-      if (tail) setTail(tail, queue.snapshot.tail || "");
-      if (thinkingText) thinkingText.textContent = queue.snapshot.reasoning || "";
-    }
-    if (blocks && queue.blocks.length) appendBlocks(blocks, queue.blocks.join(""));
-    if (tail && queue.tail !== null) setTail(tail, queue.tail);
-    if (thinkingText && queue.reasoning.length) thinkingText.appendChild(document.createTextNode(queue.reasoning.join("")));
-    if (thinking && thinkingText && thinking.hidden && thinkingText.firstChild) thinking.hidden = false;
-    if (window.ChatChoices && (queue.choices || (queue.snapshot && queue.snapshot.choices))) {
-      window.ChatChoices.update(article, queue.snapshot ? queue.snapshot.choices || [] : null, queue.choices);
-    }
-    var waiting = article.querySelector(".waiting");
-    if (waiting && ((blocks && blocks.firstChild) || (tail && tail.firstChild) || (thinkingText && thinkingText.firstChild))) {
-      waiting.hidden = true;
-    }
-    if (queue.final) finish(article, queue.final, state.html);
-  }
-
-  // Finished blocks arrive as sanitized HTML; the tail as markdown text, rendered live (markdown.js).
-  function appendBlocks(blocks, html) {
-    if (window.ChatMarkdown) blocks.appendChild(window.ChatMarkdown.fragment(html));
-    else blocks.insertAdjacentHTML("beforeend", html);
-  }
-
-  function setTail(tail, text) {
-    if (window.ChatMarkdown) window.ChatMarkdown.renderTail(tail, text);
-    else tail.textContent = text;
   }
 
   // The final render: patched into the article in place when the blocks shown are its prefix (final.js).
@@ -447,39 +292,13 @@
     emit(result.article, "chat:finished");
   }
 
-  // ---------------------------------------------------------------- actions over the websocket
+  // ---------------------------------------------------------------- replies to actions over the websocket
   //
-  // request({action: "send", ...fields}, callback): the frame goes with an id of this tab's making; the reply
-  // carries it back. `sent` holds the new articles (so no subscription is needed); deltas of a send or retry
-  // that came before it, named by the action's id, are held and shown with them, in the same frame (receive).
-  // The callback gets the reply (`sent`, `invalid`, `failed`, `refused`, or `lost`
-  // when the socket closed first). False when the socket is not open (the caller falls back to the form POST).
+  // What a reply (socket.js's request) does to the page, before its callback gets it: `sent` holds the new
+  // articles (so no subscription is needed); deltas of a send or retry that came before it, named by the action's
+  // id, are held and shown with them, in the same frame (receive).
 
-  function request(frame, callback) {
-    if (!socket || socket.readyState !== WebSocket.OPEN) return false;
-    actionCount += 1;
-    var id = "a" + Date.now().toString(36) + "-" + actionCount + "-" + Math.random().toString(36).slice(2, 8);
-    actions[id] = callback || function () {};
-    if (!sendJSON(Object.assign({}, frame, { id: id }))) {
-      delete actions[id];
-      return false;
-    }
-    emit(document, "chat:state");
-    return true;
-  }
-
-  function answered(data) {
-    var callback = actions[data.id];
-    delete actions[data.id];
-    // This socket's process is restarting (drain.py): leave it now, so that what the callback sends again takes
-    // the form POST (through the balancer, to another process) and the socket comes back elsewhere.
-    if (data.type === "failed" && data.problem === "draining" && socket) {
-      var ws = socket;
-      ws.onmessage = null;
-      ws.onclose = null;
-      try { ws.close(); } catch (e) { /* already closing */ }
-      closed(ws, RECONNECT, false);
-    }
+  function replied(data, callback) {
     // The re-render below may take the focused button away: the focus goes back to its place (app.js).
     var place = window.Playground ? window.Playground.focusPlace() : null;
     if (data.type === "sent" && typeof data.thread === "string") {
@@ -523,22 +342,20 @@
     emit(document, "chat:state");
   }
 
-  // The socket closed before some replies: those actions may or may not have started; the thread is fetched
-  // again once the socket is back.
-  function abandon() {
-    var ids = Object.keys(actions);
-    if (!ids.length) return;
-    var callbacks = ids.map(function (id) { var c = actions[id]; delete actions[id]; return c; });
-    callbacks.forEach(function (callback) { callback({ type: "lost" }); });
-    syncThread();
-    emit(document, "chat:state");
-  }
-
   // ---------------------------------------------------------------- start
 
+  socket.register({
+    receive: heard,
+    resubscribe: function () { streaming().forEach(subscribe); },
+    // The socket is gone: every message waits for a new snapshot.
+    closed: function () { Object.keys(messages).forEach(function (id) { messages[id].ready = false; }); },
+    replied: replied,
+    // The socket closed before some replies (their callbacks got `lost`): the thread is fetched again.
+    lost: syncThread,
+  });
   adopt();
   scrollToEnd();
-  connect();
+  socket.connect();
 
   window.ChatClient = {
     stats: stats,
@@ -547,16 +364,16 @@
     // Make the articles of a thread put in place by other code live (branches.js).
     adopt: adopt,
     // A frame for the consumer (stop, subscribe); false when the socket is not open.
-    send: sendJSON,
+    send: socket.send,
     // An action over the websocket (send, retry, the branch and tool forms), answered through the callback; false when
     // the socket is not open.
-    request: request,
+    request: socket.request,
     // Drops the websocket as a network failure would (it reconnects and resubscribes); for tests and demos.
-    drop: function () { if (socket) socket.close(); },
+    drop: socket.drop,
     // Skips the wait of the backoff (the connection banner's button).
-    reconnect: reconnectNow,
+    reconnect: socket.reconnect,
     // The start page became a conversation's page (start.js): its articles live, its websocket open.
-    start: function () { adopt(); scrollToEnd(); connect(); },
-    connected: function () { return socket !== null; },
+    start: function () { adopt(); scrollToEnd(); socket.connect(); },
+    connected: socket.connected,
   };
 })();
