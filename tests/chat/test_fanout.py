@@ -2,6 +2,8 @@
 follow it (relay/fanout.py: the process's inlet is the group's member, not each socket), and hands it to each of
 them: every socket still gets every delta, once and in order. Runs on either layer (in memory, or Redis)."""
 
+import asyncio
+
 import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
@@ -97,3 +99,41 @@ async def test_a_process_that_the_layer_forgot_joins_the_group_again(alice, make
         assert "".join(event.get("text", "") for event in got) == "word1 word2 word3 "
         await tab.disconnect()
     assert arrivals == [event["type"] for event in events]
+
+
+async def test_an_inlet_whose_receive_failed_joins_its_groups_again_and_hands_on(
+    alice, make_conversation, arrivals, monkeypatch
+):
+    # Redis went away and came back empty: the inlet's receive raised; it adds itself to its groups again before it
+    # listens on, so the tabs of this process follow the conversation's next turn.
+    monkeypatch.setattr(fanout, "RETRY", 0.01)
+    conversation = await sync_to_async(make_conversation)()
+    group, layer = conversation_group(conversation.pk), get_channel_layer()
+    tab = await connect(conversation.pk, alice)
+    inlet = fanout.inlet(layer)
+    receive, failures = layer.receive, []
+
+    async def failing_once(channel):
+        if not failures:
+            failures.append(channel)
+            raise ConnectionError("Redis restarted")
+        return await receive(channel)
+
+    monkeypatch.setattr(layer, "receive", failing_once)
+    await layer.group_discard(group, inlet.channel)  # what the restarted Redis forgot
+    # The receive under way takes this; the next one fails.
+    await layer.send(inlet.channel, {"type": "chat.thread", "origin": "", "group": group})
+    assert (await tab.receive_json_from(timeout=10))["type"] == "thread"
+    for _ in range(200):
+        if failures and await members(layer, group) == [inlet.channel]:
+            break
+        await asyncio.sleep(0.05)
+    assert failures == [inlet.channel] and await members(layer, group) == [inlet.channel]
+
+    events = from_another_process(group, 3)
+    for event in events:
+        await layer.group_send(group, event)
+    got = await receive_until_final(tab, MESSAGE)
+    await tab.disconnect()
+    assert "".join(event.get("text", "") for event in got) == "word1 word2 word3 "
+    assert arrivals == ["chat.thread", *(event["type"] for event in events)]
