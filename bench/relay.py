@@ -14,7 +14,8 @@ its first upstream chunk reached the generator. It prints a markdown table.
   over N).
 - Scale-out (`--processes 2`, on PostgreSQL + Redis): the streams split between two playground processes (each
   sent and watched on its own), and `--observers` more tabs watch the first conversations from the other process
-  than the one generating them: their relay hop crosses the Redis channel layer. RSS is the processes' sum.
+  than the one generating them: their relay hop crosses the Redis channel layer (`--observer-tabs` of them on each
+  of those conversations, for the fan-out within a process). RSS is the processes' sum.
 """
 
 import argparse
@@ -292,7 +293,7 @@ def rss_total_kb(server: Server) -> int:
     return sum(rss_kb(process.pid) for process in server.processes)
 
 
-async def concurrency(server: Server, streams: int, via: str = "post", observers: int = 1) -> dict:
+async def concurrency(server: Server, streams: int, via: str = "post", observers: int = 1, per: int = 1) -> dict:
     """With more than one playground process, stream i is sent and watched on process i mod n, and `observers`
     more tabs watch the first conversations from the next process (their deltas cross Redis)."""
     prompt = "write 300 words about mountains"
@@ -315,6 +316,7 @@ async def concurrency(server: Server, streams: int, via: str = "post", observers
         crossing = len(ports) > 1 and [
             await ws_connect(server, pk, ports[(i + 1) % len(ports)]).__aenter__()
             for i, pk in enumerate(pks[:observers])
+            for _ in range(per)
         ]
         peak = base = rss_total_kb(server)
         done = asyncio.Event()
@@ -440,6 +442,7 @@ def main():
         "RELAY_BENCH_REDIS_URL, a database and a Redis db the bench may empty)",
     )
     parser.add_argument("--observers", type=int, default=1, help="tabs on the other process (--processes > 1)")
+    parser.add_argument("--observer-tabs", type=int, default=1, help="tabs of each observed conversation there")
     args = parser.parse_args()
     database_url, redis_url = (
         os.environ.get("RELAY_BENCH_DATABASE_URL", ""),
@@ -458,7 +461,11 @@ def main():
         with Profile(args.py_spy and f"{args.py_spy}-ttft.txt", pid):
             t = asyncio.run(ttft(server, args.runs, args.send, args.upstream_ttft)) if args.runs else None
         with Profile(args.py_spy and f"{args.py_spy}-streams.txt", pid):
-            c = asyncio.run(concurrency(server, args.streams, args.send, args.observers)) if args.streams else None
+            c = (
+                asyncio.run(concurrency(server, args.streams, args.send, args.observers, args.observer_tabs))
+                if args.streams
+                else None
+            )
     finally:
         server.close()
     how = "send POST" if args.send == "post" else "send frame"
@@ -486,7 +493,8 @@ def main():
         )
         print(row(f"relay hop under {args.streams} streams, every delta (includes coalescing)", c["hops"]))
         if args.processes > 1:
-            tabs = f"{args.observers} tab(s) on another process than the generation, {len(c['cross_hops'])} deltas"
+            tabs = f"{args.observers} x {args.observer_tabs} tab(s) on another process than the generation"
+            tabs += f", {len(c['cross_hops'])} deltas"
             print(row(f"the same, {tabs}", c["cross_hops"]))
         print(
             f"| playground RSS | idle {c['idle_rss_mb']:.0f} MB, {args.streams} sockets "

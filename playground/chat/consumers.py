@@ -39,16 +39,15 @@ class ChatConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
             await self.close(code=4404)
             return
         self.group = conversation_group(self.conversation_id)
-        # Join the group before accepting: once the client sees the socket open, no delta can pass it by.
-        fanout.follow(self.group, self)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        # Follow before accepting (this process is in the group once it returns): once the client sees the
+        # socket open, no delta can pass it by.
+        await fanout.follow(self.group, self)
         await self.accept()
 
     async def disconnect(self, code):
         self.stop_replay()
         if self.group:
-            self.stop_following(self.group)
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+            await self.stop_following(self.group)
 
     @classmethod
     def frame_kinds(cls) -> list[str]:

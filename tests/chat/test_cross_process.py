@@ -158,3 +158,44 @@ def test_tabs_on_the_other_process_get_every_delta_while_the_generators_own_tabs
     assert late[0]["type"] == "snapshot" and late[-1]["type"] == "done", [e["type"] for e in late]
     assert 0 < len(late[0]["content"]) < len(message.content), "the late tab did not join mid-answer"
     assert late[0]["content"] + "".join(e["text"] for e in late if e["type"] == "delta") == message.content
+
+
+@pytest.mark.needs_local_api
+def test_three_tabs_on_the_other_process_make_one_member_of_the_group_and_each_gets_every_delta_once(
+    live_server, second_server, client, alice, catalog
+):
+    # The other process joins the conversation's group once (its inlet, relay/fanout.py), so each event crosses
+    # Redis once for its three tabs; it hands each event to every one of them.
+    from channels.layers import get_channel_layer
+
+    from playground.chat.models import Conversation
+    from playground.chat.relay.publishing import conversation_group
+    from playground.connections.models import Connection
+
+    conversation = Conversation.objects.create(
+        owner=alice, connection=Connection.objects.get(owner=alice, is_local=True), model_id="local/chat"
+    )
+    client.force_login(alice)
+    cookie = f"sessionid={client.cookies['sessionid'].value}; csrftoken=abcdefghijklmnopqrstuvwxyz012345"
+
+    async def scenario():
+        layer, group = get_channel_layer(), conversation_group(conversation.pk)
+        tabs, ready = [[], [], []], [asyncio.Event() for _ in range(3)]
+        watchers = [
+            asyncio.create_task(watch(second_server, cookie, conversation.pk, events, r))
+            for events, r in zip(tabs, ready, strict=True)
+        ]
+        await asyncio.wait_for(asyncio.gather(*(r.wait() for r in ready)), 10)
+        key = layer._group_key(group)
+        members = await layer.connection(layer.consistent_hash(group)).zrange(key, 0, -1)
+        await send(live_server.url, cookie, conversation.pk, "write 300 words about rivers")
+        await asyncio.wait_for(asyncio.gather(*watchers), 60)
+        return members, tabs
+
+    members, tabs = asyncio.run(scenario())
+    assert len(members) == 1, members  # the second process, once for its three tabs
+    message = Message.objects.get(conversation=conversation, role="assistant")
+    assert message.status == "complete"
+    for events in tabs:
+        assert events[0]["type"] == "start" and events[-1]["type"] == "done"
+        assert "".join(e["text"] for e in events if e["type"] == "delta") == message.content

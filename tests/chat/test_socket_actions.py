@@ -149,7 +149,7 @@ async def test_sockets_of_the_generators_process_get_the_deltas_in_memory(live_s
     real_send, published = layer.group_send, []
 
     async def recording(group, event):
-        published.append((event["type"], event.get("origin")))
+        published.append((event["type"], event.get("process")))
         await real_send(group, event)
 
     layer.group_send = recording

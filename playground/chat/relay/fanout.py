@@ -1,29 +1,43 @@
 """A turn's events to the sockets that follow its conversation: in memory to those of this process, through the
-channel layer to the others.
+channel layer to the other processes, once per process.
 
-A socket of this process registers under its conversation's group (`follow`) and is also in the channel-layer
-group. `publish` hands the event to the local sockets first (each socket's own inbox: no copy, no serialization,
-no thread hop) and then to the channel layer, stamped with this process's id; a local socket drops what comes
-back to it that way (`LocalFollower.dispatch`). With the in-memory layer (one process), the layer is skipped when
-every member of the group is local. Order holds for each socket: every event of a group takes the same path to it.
+A socket of this process registers under its conversation's group (`follow`); the process joins the channel-layer
+group once, with a channel of its own (`Inlet`: joined when the group's first local follower follows, left when
+its last one leaves), and hands each event that arrives there to its local followers (`hand`, the path a local
+publish takes: each socket's own inbox, in order). Sockets keep their own channels for what is addressed to them
+alone (a snapshot's reply, control messages), never for a conversation's events. So a process with k sockets on a
+conversation takes one copy of each event from the layer, not k. `publish` hands the event to the local sockets
+first (no copy, no serialization, no thread hop) and then to the channel layer, stamped with the group and this
+process's id; the inlet drops what comes back to it that way. With the in-memory layer (one process), the layer is
+skipped when the group's only member is this process's inlet. Order holds for each socket: every event of a group
+takes the same path to it.
 
-With the Redis layer, a delta (`chat.delta`, the bulk of the traffic) goes through Redis only while some member of
-the group is not a socket of this process: otherwise every process would pull its own deltas back from Redis.
-Whether one is (`_remote`) is asked of Redis (the group's sorted set, one ZRANGE) after each other event of the
-group is sent, when a delta finds the answer older than REFRESH, and set at once when a socket of another process
-asks the generation for a snapshot (control.py). Every other event (start, done, waiting...) always goes through
-Redis. Why no socket of another process misses a delta it would take (chat tabs and share viewers take a turn's
-deltas only once they heard its `chat.start` or subscribed to it, replay.py):
-- It heard the start: it was in the group when the start's group_send read the members, so it is seen by the check
-  made after that send, before the turn is announced to the generation (start_turn), hence before its deltas.
+With the Redis layer, a delta (`chat.delta`, the bulk of the traffic) goes through Redis only while the group has a
+member other than this process's inlet (another process's inlet, or a socket of a process of an older version):
+otherwise every process would pull its own deltas back from Redis. Whether it has (`_remote`) is asked of Redis
+(the group's sorted set, one ZRANGE) after each other event of the group is sent, when a delta finds the answer
+older than REFRESH, and set at once when a socket of another process asks the generation for a snapshot
+(control.py). Every other event (start, done, waiting, thread...) always goes through Redis. Why no socket of
+another process misses a delta it would take (chat tabs and share viewers take a turn's deltas only once they
+heard its `chat.start` or subscribed to it, replay.py):
+- It heard the start: its process's inlet was in the group when the start's group_send read the members (a socket
+  follows only once its inlet joined), so it is seen by the check made after that send, before the turn is
+  announced to the generation (start_turn), hence before its deltas.
 - It subscribed: it asked the generation for a snapshot; the generation marks the group before taking the
   snapshot, on its loop, so each delta is either in the snapshot or sent through Redis (held until the snapshot).
 - A check in flight never overwrites a mark made meanwhile (the mark is newer than the check's question).
 - A member that joins after a check and does neither takes no delta; it is found by the next check anyway.
 Left as before: a snapshot request that reaches no generation (its control channel not joined yet) falls back to the
 database; that socket then gets deltas through Redis only from the next check (within REFRESH), so it can miss some.
-Whatever the cause (that, or Redis dropping a message for a full channel), a socket that gets a delta whose `after`
-is beyond what it has asks for a snapshot again (replay.py): a missed delta costs a snapshot, never a word.
+Whatever the cause (that, Redis dropping a message for a full channel, or a Redis restart that emptied the groups
+until the inlet joins again), a socket that gets a delta whose `after` is beyond what it has asks for a snapshot
+again (replay.py): a missed delta costs a snapshot, never a word.
+
+The inlet's membership outlives what Redis keeps: it is added again by every follow, every RENEW seconds (the
+layer's `group_expiry` drops members older than a day; a restarted Redis has no groups at all, and redis-py may
+reconnect the blocking pop without a word) and at once after its receive failed. An event of a process of an older
+version (no `group` stamp) cannot be routed and is dropped: during a rolling upgrade a tab on a new process follows
+a generation on an old one through snapshots only.
 
 The socket that asked for a turn is also its `Tab`: until the turn is announced to every socket, the generation
 hands its deltas to that one alone, in memory, without waiting for the turn's rows (see relay/generation.py).
@@ -35,6 +49,7 @@ import time
 import uuid
 import weakref
 from collections import deque
+from contextlib import asynccontextmanager
 
 import orjson
 
@@ -42,23 +57,162 @@ log = logging.getLogger(__name__)
 
 PROCESS = uuid.uuid4().hex  # stamps the events published by this process
 ENABLED = True  # the in-memory hand-over (tests of the channel-layer path switch it off)
-REFRESH = 1.0  # seconds a delta trusts the last answer to "does a member of the group live elsewhere?"
+REFRESH = 1.0  # seconds a delta trusts the last answer to "does the group have a member of another process?"
+RENEW = 10.0  # seconds between two renewals of the inlet's memberships
+RETRY = 1.0  # seconds between two tries to receive again after the channel layer failed
 
 _followers: dict[str, weakref.WeakSet] = {}
-_remote: dict[str, tuple[bool, float]] = {}  # group -> (a member is not a socket of this process, asked at)
+_remote: dict[str, tuple[bool, float]] = {}  # group -> (a member is not this process's inlet, asked at)
 
 
-def follow(group: str, consumer) -> None:
+class Inlet:
+    """This process's channel in the groups its sockets follow, and the loop that hands what arrives there to them.
+    One per channel layer and event loop (tests give each test its own of both)."""
+
+    def __init__(self, layer, loop: asyncio.AbstractEventLoop):
+        self.layer = layer
+        self.loop = loop
+        self.channel: str | None = None
+        self.joined: set[str] = set()
+        self._turns: dict[str, list] = {}  # group -> [lock, holders]: its joins and leaves reach the layer in order
+        self._listening: asyncio.Task | None = None
+        self._renewing: asyncio.Task | None = None
+
+    def start(self) -> None:
+        """Listen and renew, or start again whichever ended. Never cancelled: a cancelled receive on the Redis
+        layer can leave a blocking pop behind that swallows the next message for this process (control.py)."""
+        if self._listening is None or self._listening.done():
+            self._listening = self.loop.create_task(self._listen())
+        if self._renewing is None or self._renewing.done():
+            self._renewing = self.loop.create_task(self._renew())
+
+    @asynccontextmanager
+    async def _turn(self, group: str):
+        turn = self._turns.setdefault(group, [asyncio.Lock(), 0])
+        turn[1] += 1
+        try:
+            async with turn[0]:
+                yield
+        finally:
+            turn[1] -= 1
+            if not turn[1]:
+                self._turns.pop(group, None)
+
+    async def join(self, group: str) -> None:
+        """Be in `group` (added again even when it was: each follow renews the membership)."""
+        if self.channel is None:
+            self.channel = await self.layer.new_channel()
+        self.start()
+        async with self._turn(group):
+            await self.layer.group_add(group, self.channel)
+            self.joined.add(group)
+
+    async def leave(self, group: str) -> None:
+        """Leave `group` unless a socket of this process follows it again meanwhile."""
+        async with self._turn(group):
+            if group in _followers or group not in self.joined:
+                return
+            self.joined.discard(group)
+            await self.layer.group_discard(group, self.channel)
+
+    async def _rejoin(self) -> int:
+        """Add the inlet to its groups again; how many it was no longer in, when the layer can tell."""
+        lost = 0
+        for group in list(self.joined):
+            async with self._turn(group):
+                if group not in self.joined:
+                    continue
+                if _redis(self.layer):
+                    connection = self.layer.connection(self.layer.consistent_hash(group))
+                    key = self.layer._group_key(group)
+                    lost += await connection.zadd(key, {self.channel: time.time()})
+                    await connection.expire(key, self.layer.group_expiry)
+                else:
+                    await self.layer.group_add(group, self.channel)
+        return lost
+
+    async def _renew(self) -> None:
+        while True:
+            await asyncio.sleep(RENEW)
+            try:
+                lost = await self._rejoin()
+            except Exception as exc:
+                log.debug("The inlet could not renew its groups: %r", exc)
+                continue
+            if lost:
+                log.warning("The inlet was missing from %d groups (a restarted Redis?): joined them again", lost)
+
+    async def _listen(self) -> None:
+        failed = False
+        while True:
+            try:
+                if failed:
+                    await self._rejoin()
+                    failed = False
+                message = await self.layer.receive(self.channel)
+            except Exception as exc:
+                if not failed:
+                    log.warning("The inlet lost the channel layer (%r): it listens again when it is back", exc)
+                failed = True
+                await asyncio.sleep(RETRY)
+                continue
+            try:
+                self.deliver(message)
+            except Exception:
+                log.exception("Could not hand a %s over to the sockets of this process", message.get("type"))
+
+    def deliver(self, message: dict) -> None:
+        group = message.pop("group", None)
+        if message.pop("process", None) == PROCESS:
+            return  # handed over in memory already
+        if group is None:
+            log.debug("An event without its group reached the inlet (a process of an older version): dropped")
+            return
+        for consumer in list(_followers.get(group, ())):
+            consumer.hand(message)
+
+
+_inlet: Inlet | None = None
+
+
+def inlet(layer) -> Inlet:
+    """This process's inlet on `layer` (made on first use, and again for a new layer or event loop)."""
+    global _inlet
+    loop = asyncio.get_running_loop()
+    if _inlet is None or _inlet.layer is not layer or _inlet.loop is not loop:
+        _inlet = Inlet(layer, loop)
+    return _inlet
+
+
+def _inlet_channel(layer) -> str | None:
+    return _inlet.channel if _inlet is not None and _inlet.layer is layer else None
+
+
+async def follow(group: str, consumer) -> None:
+    """`consumer` follows `group` from now on: when this returns, this process is in the layer's group."""
     _followers.setdefault(group, weakref.WeakSet()).add(consumer)
+    try:
+        await inlet(consumer.channel_layer).join(group)
+    except BaseException:
+        _drop(group, consumer)
+        raise
 
 
-def unfollow(group: str, consumer) -> None:
+def _drop(group: str, consumer) -> bool:
     followers = _followers.get(group)
     if followers is not None:
         followers.discard(consumer)
         if not followers:
             _followers.pop(group, None)
             _remote.pop(group, None)
+            return True
+    return False
+
+
+async def unfollow(group: str, consumer) -> None:
+    """`consumer` follows `group` no more; the process leaves the layer's group with its last follower."""
+    if _drop(group, consumer):
+        await inlet(consumer.channel_layer).leave(group)
 
 
 def followers(group: str) -> list:
@@ -67,12 +221,12 @@ def followers(group: str) -> list:
 
 
 def _all_local(layer, group: str, local: list) -> bool:
-    """True when the layer is the in-memory one and each member of the group is a socket of this list."""
+    """True when the layer is the in-memory one and this process's inlet is the group's only member."""
     groups = getattr(layer, "groups", None)
     if not local or not isinstance(groups, dict):
         return False
-    names = {consumer.channel_name for consumer in local}
-    return all(channel in names for channel in groups.get(group, ()))
+    mine = _inlet_channel(layer)
+    return all(channel == mine for channel in groups.get(group, ()))
 
 
 def remote_follower(group: str) -> None:
@@ -84,27 +238,27 @@ def _redis(layer) -> bool:
     return hasattr(layer, "_group_key") and hasattr(layer, "consistent_hash")
 
 
-async def _check(layer, group: str, local: list) -> bool:
-    """Ask Redis whether a member of the group is not one of the `local` sockets."""
+async def _check(layer, group: str) -> bool:
+    """Ask Redis whether the group has a member other than this process's inlet."""
     asked = time.monotonic()
     key = layer._group_key(group)
     members = await layer.connection(layer.consistent_hash(group)).zrange(key, 0, -1)
-    names = {consumer.channel_name for consumer in local}
-    found = any(member.decode() not in names for member in members)
+    mine = _inlet_channel(layer)
+    found = any(member.decode() != mine for member in members)
     known = _remote.get(group)
     if found or known is None or known[1] < asked:  # a mark made while we asked stays
         _remote[group] = (found, asked)
     return _remote[group][0]
 
 
-async def _remote_members(layer, group: str, local: list) -> bool:
+async def _remote_members(layer, group: str) -> bool:
     if not _redis(layer):
         return True
     known = _remote.get(group)
     if known is not None and time.monotonic() - known[1] < REFRESH:
         return known[0]
     try:
-        return await _check(layer, group, local)
+        return await _check(layer, group)
     except Exception:
         return True  # the group_send that follows raises to the caller if Redis is down
 
@@ -119,15 +273,16 @@ async def publish(layer, group: str, event: dict, skip=None) -> None:
     if _all_local(layer, group, local):
         return
     delta = event.get("type") == "chat.delta"
+    if local and delta and not await _remote_members(layer, group):
+        return
+    stamped = {**event, "group": group}
     if local:
-        if delta and not await _remote_members(layer, group, local):
-            return
-        event = {**event, "origin": PROCESS}
-    await layer.group_send(group, event)
+        stamped["process"] = PROCESS
+    await layer.group_send(group, stamped)
     if local and not delta and _redis(layer):
-        # After the send: every socket it reached is in the group now, so the deltas that follow reach it too.
+        # After the send: every process it reached is in the group now, so the deltas that follow reach it too.
         try:
-            await _check(layer, group, local)
+            await _check(layer, group)
         except Exception:
             _remote.pop(group, None)
 
@@ -197,21 +352,16 @@ class LocalFollower:
             except Exception:
                 log.exception("Could not hand %s over to a socket of this process", event.get("type"))
 
-    def stop_following(self, group: str) -> None:
+    async def stop_following(self, group: str) -> None:
         self._left = True
-        unfollow(group, self)
         if self._draining is not None:
             self._draining.cancel()
         self._inbox = None
+        await unfollow(group, self)
 
     async def dispatch(self, message):
-        if message.get("origin") == PROCESS:
-            return  # handed over in memory already
-        kind = message.get("type")
-        if kind == "chat.delta":
-            # Deltas touch no database: skip the per-message thread hop of close_old_connections.
-            await self.chat_delta(message)
-        elif kind == "websocket.receive":
+        # A conversation's events come by `hand` only; the socket's channel brings what is addressed to it alone.
+        if message.get("type") == "websocket.receive":
             # Frames reach the database through database_sync_to_async only, which closes old connections itself.
             await self.websocket_receive(message)
         else:

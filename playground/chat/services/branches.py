@@ -18,6 +18,7 @@ from playground import inputs
 from playground.chat import branches
 from playground.chat.forms import MESSAGE_LIMIT
 from playground.chat.models import Conversation, Message
+from playground.chat.relay import fanout
 from playground.chat.relay.publishing import conversation_group
 from playground.chat.services.turns import Turn, launcher, prepare_turn, start_turn
 
@@ -63,8 +64,8 @@ async def announce(conversation: Conversation, origin: str = "") -> None:
     """Tell the conversation's other tabs that its thread changed shape (they fetch the selected path again);
     `origin` names the tab that made the change, which has the new thread already."""
     try:
-        await get_channel_layer().group_send(
-            conversation_group(conversation.pk), {"type": "chat.thread", "origin": origin[:64]}
+        await fanout.publish(
+            get_channel_layer(), conversation_group(conversation.pk), {"type": "chat.thread", "origin": origin[:64]}
         )
     except Exception as exc:  # the other tabs see the change when they reload
         log.warning("Could not announce the new thread of conversation %s: %r", conversation.pk, exc)

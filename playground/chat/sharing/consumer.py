@@ -1,7 +1,8 @@
 """The live-follow websocket of a shared conversation: read-only, under the share's token.
 
-It joins the conversation's group (the owner's generations publish there) with the chat's snapshot + sequence
-replay, renders messages as a viewer sees them, and closes when the link is revoked or expires.
+It follows the conversation's group (the owner's generations publish there; through this process's inlet,
+relay/fanout.py) with the chat's snapshot + sequence replay, renders messages as a viewer sees them, and closes when
+the link is revoked or expires.
 """
 
 import asyncio
@@ -52,10 +53,10 @@ class ShareConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
             return
         self.share = share
         self.conversation_id = share.source_id
+        # The conversation's events come through this process's inlet (fanout.py), the share's to this socket.
         self.groups_joined = (conversation_group(share.source_id), share.group)
-        fanout.follow(self.groups_joined[0], self)
-        for group in self.groups_joined:
-            await self.channel_layer.group_add(group, self.channel_name)
+        await fanout.follow(self.groups_joined[0], self)
+        await self.channel_layer.group_add(share.group, self.channel_name)
         await database_sync_to_async(live.watch)(share, self.channel_name)
         await self.accept()
         self.beat_task = asyncio.create_task(self._beat())
@@ -65,10 +66,9 @@ class ShareConsumer(AccountSockets, LocalFollower, Replay, FrameConsumer):
         if self.beat_task is not None:
             self.beat_task.cancel()
         if self.groups_joined:
-            self.stop_following(self.groups_joined[0])
-        for group in self.groups_joined:
-            await self.channel_layer.group_discard(group, self.channel_name)
-        if self.groups_joined:
+            conversation, share = self.groups_joined
+            await self.stop_following(conversation)
+            await self.channel_layer.group_discard(share, self.channel_name)
             await database_sync_to_async(live.unwatch)(self.channel_name)
 
     async def _beat(self) -> None:
