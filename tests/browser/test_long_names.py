@@ -27,8 +27,9 @@ LINK = "Link" + "W" * 196
 NAMES = [TEAM, OTHER_TEAM, CONNECTION, CONVERSATION, EVALUATION, LINK]
 SIZES = {1440: {"width": 1440, "height": 900}, 390: {"width": 390, "height": 844}}
 
-# Every displayed element whose own text holds a part of a name: on the screen, and when cut (its content wider than
-# its box, which clips it), the full name in its title or an ancestor's. Selects holding a name fit the screen.
+# Every displayed element whose own text holds a part of a name: on the screen (or in a box that scrolls sideways to
+# it), and when cut (its content wider than its box, which clips it), the full name in its title or an ancestor's.
+# Selects holding a name fit the screen.
 CHECK = """
 (names) => {
   const width = document.documentElement.clientWidth;
@@ -44,7 +45,17 @@ CHECK = """
     const rect = el.getBoundingClientRect();
     if (!rect.width || !rect.height) continue;
     const label = `${el.tagName.toLowerCase()}.${el.className} (${name.slice(0, 4)})`;
-    if (rect.right > width + 1 || rect.left < -1) problems.push(`${label} spans ${rect.left}..${rect.right}px`);
+    // Off the screen is a fault unless it is inside a box that scrolls sideways (a grid of columns on a phone).
+    const scroller = (node) => {
+      for (let up = node.parentElement; up && up !== document.body; up = up.parentElement) {
+        const overflow = getComputedStyle(up).overflowX;
+        if ((overflow === "auto" || overflow === "scroll") && up.scrollWidth > up.clientWidth) return up;
+      }
+      return null;
+    };
+    if ((rect.right > width + 1 || rect.left < -1) && !scroller(el)) {
+      problems.push(`${label} spans ${rect.left}..${rect.right}px`);
+    }
     if (el.tagName === "SELECT") continue;
     const clips = getComputedStyle(el).overflowX !== "visible" || getComputedStyle(el).textOverflow === "ellipsis";
     if (el.scrollWidth > el.clientWidth + 1 && clips) {
