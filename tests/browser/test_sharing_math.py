@@ -8,7 +8,7 @@ from playground.batches.models import Batch
 from playground.chat.models import Conversation, Message
 from playground.connections.models import ensure_local_connection
 from playground.evaluate import services
-from playground.evaluate.models import Cell, Evaluation, TestCase, Variant
+from playground.evaluate.models import Cell, Evaluation, Run, TestCase, Variant
 from playground.sharing.freeze import freeze
 from playground.sharing.models import Share
 from tests.browser.conftest import orm
@@ -50,7 +50,8 @@ def _pages(alice):
     services.new_version(evaluation, system="", user="Area of a {{shape}}?")
     variant = Variant.objects.create(evaluation=evaluation, position=0, model="local/chat")
     case = TestCase.objects.create(evaluation=evaluation, position=0, values={"shape": "circle"})
-    Cell.objects.create(evaluation=evaluation, case=case, variant=variant, status=Cell.DONE, output=ANSWER)
+    run = Run.objects.create(evaluation=evaluation, number=1, started_by=alice, status=Run.DONE)
+    Cell.objects.create(evaluation=evaluation, run=run, case=case, variant=variant, status=Cell.DONE, output=ANSWER)
     shares = [f"/s/{s.token}/" for s in (_share(conversation), _share(conversation, live=True), _share(batch))]
     return [*shares, f"/batches/{batch.pk}/results/", f"/evaluate/{evaluation.pk}/"]
 
