@@ -1,3 +1,5 @@
+from urllib.parse import urlsplit
+
 from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.http import Http404, HttpResponse, StreamingHttpResponse
@@ -143,10 +145,17 @@ async def stream(request, pk):
 def status(request, pk):
     clip = get_clip(request, pk)
     html = render_to_string("speech/_clip_status.html", {"clip": clip}, request)
-    if not clip.streaming:
+    if not clip.streaming and _on_clip_list(request):
         # The clip's row in the list gets its Download and Share too (out of band), without a reload.
         html += render_to_string("speech/index.html#clip-item", {"item": clip, "item_oob": True}, request)
     return HttpResponse(html)
+
+
+def _on_clip_list(request) -> bool:
+    """Whether the page asking shows the list of clips (the speech page; a voice's preview on the voices page does
+    not, and an out-of-band row there would have no place to go)."""
+    current = request.htmx.current_url if request.htmx else None
+    return current is None or urlsplit(current).path == reverse("speech:index")
 
 
 @require_safe

@@ -274,3 +274,17 @@ def test_a_clip_can_be_reused_and_deleted(live_server, catalog, alice, alice_htt
     path = clip.path
     assert alice_http.post(f"/speech/clips/{clip.pk}/delete/").status_code == 302
     assert not SpeechClip.objects.exists() and not path.exists()
+
+
+def test_a_finished_clips_status_updates_its_list_row_only_on_the_page_with_the_list(alice, alice_client, catalog):
+    from playground.connections.models import ensure_local_connection
+
+    clip = SpeechClip.objects.create(
+        owner=alice, connection=ensure_local_connection(alice), model="local/tts", text="hi", status="complete"
+    )
+    url = reverse("speech:status", args=[clip.pk])
+    row = f'id="clip-{clip.pk}" hx-swap-oob="true"'
+    for page, listed in (("/speech/", True), ("/speech/?reuse=1", True), ("/speech/voices/", False)):
+        headers = {"HX-Request": "true", "HX-Current-URL": f"http://testserver{page}"}
+        assert (row in alice_client.get(url, headers=headers).content.decode()) is listed, page
+    assert row in alice_client.get(url).content.decode()  # not from htmx: as before
