@@ -73,6 +73,13 @@ def test_the_last_words_stay_as_the_page_rendered_them(open_chat):
         r"Then $e^{i\pi}+1=0$ and more." + "\n\n- one item\n- two with *emphasis* and $x^2$\n- three"
     )
     end, live, reloaded = finish_and_reload(page, text)
+    for _ in range(2):
+        if end["before"] >= 3:
+            break
+        # On a loaded machine the end can come before the page showed the list (the last deltas and the end in one
+        # frame): nothing of what this test is about happened; a new conversation asks again.
+        page = open_chat()
+        end, live, reloaded = finish_and_reload(page, text)
     # The final render kept the body and every element it showed (none left the page): the tail's list, with its
     # typeset math, moved to the blocks as it was, changed only where the last words had come after its render.
     assert end["sameBody"] and end["removed"] == [], end
@@ -92,6 +99,11 @@ def test_a_code_block_at_the_end_gains_its_highlighting_in_place(open_chat):
     page = open_chat()
     text = f"Intro {FILLER}.\n\n- a list\n- before\n\n```python\ndef f(x):\n    return x * 2\n```"
     end, live, reloaded = finish_and_reload(page, text)
+    for _ in range(2):
+        if end["codeStayed"] is not None:
+            break
+        page = open_chat()  # the end came before the page showed the code block (a loaded machine): again
+        end, live, reloaded = finish_and_reload(page, text)
     # The page showed the code unhighlighted (markdown.js does not highlight); the server's render differs only
     # inside the code element, which stays, as every other element shown does.
     assert end["sameBody"] and end["removed"] == [] and end["codeStayed"] is True, end
