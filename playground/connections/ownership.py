@@ -41,3 +41,32 @@ class Owned:
         if membership is None:
             return ""
         return ADMIN if membership.manages else EDITOR
+
+
+NAME_LENGTH = 100
+
+
+class OwnedByUserOrTeam(Owned, models.Model):
+    """A named thing with versions (`versions`, numbered), owned by a user or a team: its name is unique per owner
+    (constraints named for the subclass: `prompt_name_per_user`...)."""
+
+    # Each subclass declares `owner` (a user) and `team` (nullable), so their related names are its own.
+    name = models.CharField(max_length=NAME_LENGTH)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    objects = OwnedQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+        ordering = ["-updated", "-pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "name"], condition=Q(team=None), name="%(class)s_name_per_user"),
+            models.UniqueConstraint(fields=["team", "name"], name="%(class)s_name_per_team"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def latest(self):
+        return self.versions.order_by("-number").first()

@@ -3,14 +3,12 @@ a team, kept as immutable versions (v1, v2, …): each edit, import or restore i
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from playground.connections.models import Team
-from playground.connections.ownership import Owned, OwnedQuerySet
+from playground.connections.ownership import NAME_LENGTH, OwnedByUserOrTeam  # noqa: F401 (NAME_LENGTH: the forms read it here)
 
-NAME_LENGTH = 100
 MESSAGE_LENGTH = 300
 EXPECTED = "expected"
 
@@ -19,28 +17,13 @@ class ImmutableVersion(Exception):
     """A dataset version is never changed in place: a change is a new version."""
 
 
-class Dataset(Owned, models.Model):
+class Dataset(OwnedByUserOrTeam):
     # A personal dataset has an owner and no team; a team's dataset has its team (and its creator as owner).
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="datasets")
     team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.CASCADE, related_name="datasets")
-    name = models.CharField(max_length=NAME_LENGTH)
-    created = models.DateTimeField(auto_now_add=True)
-    updated = models.DateTimeField(auto_now=True)
-
-    objects = OwnedQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["-updated", "-pk"]
-        constraints = [
-            models.UniqueConstraint(fields=["owner", "name"], condition=Q(team=None), name="dataset_name_per_user"),
-            models.UniqueConstraint(fields=["team", "name"], name="dataset_name_per_team"),
-        ]
-
-    def __str__(self) -> str:
-        return self.name
 
     def latest(self) -> "DatasetVersion | None":
-        return self.versions.order_by("-number").first()
+        return super().latest()
 
 
 class VersionQuerySet(models.QuerySet):

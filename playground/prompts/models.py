@@ -6,15 +6,13 @@ import secrets
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from playground.connections.models import Team
-from playground.connections.ownership import Owned, OwnedQuerySet
+from playground.connections.ownership import NAME_LENGTH, OwnedByUserOrTeam  # noqa: F401 (NAME_LENGTH: the forms read it here)
 from playground.sharing.models import share_links
 
-NAME_LENGTH = 100
 LABEL_LENGTH = 40
 
 
@@ -22,28 +20,13 @@ class ImmutableVersion(Exception):
     """A prompt version is never changed in place: a change is a new version."""
 
 
-class Prompt(Owned, models.Model):
+class Prompt(OwnedByUserOrTeam):
     # A personal prompt has an owner and no team; a team's prompt has its team (and its creator as owner).
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="prompts")
     team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.CASCADE, related_name="prompts")
-    name = models.CharField(max_length=NAME_LENGTH)
-    created = models.DateTimeField(auto_now_add=True)
-    updated = models.DateTimeField(auto_now=True)
-
-    objects = OwnedQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["-updated", "-pk"]
-        constraints = [
-            models.UniqueConstraint(fields=["owner", "name"], condition=Q(team=None), name="prompt_name_per_user"),
-            models.UniqueConstraint(fields=["team", "name"], name="prompt_name_per_team"),
-        ]
-
-    def __str__(self) -> str:
-        return self.name
 
     def latest(self) -> "PromptVersion | None":
-        return self.versions.order_by("-number").first()
+        return super().latest()
 
 
 def get_prompt(request, pk) -> Prompt:
