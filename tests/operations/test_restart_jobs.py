@@ -22,7 +22,6 @@ from playground.speech.models import SpeechClip
 from tests.batches.conftest import wait_for_status
 from tests.evaluate.conftest import make_evaluation, statuses
 from tests.faults.conftest import logged_in
-from tests.operations.balancer import Fleet, start_balancer
 from tests.operations.tabs import cookie_of
 from tests.operations.test_rolling_restart import _jobs_at_sigterm, pytestmark  # noqa: F401 (the same marks)
 from tests.speech.provider import SpeechProvider
@@ -63,28 +62,6 @@ def speech_provider():
     yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     server.shutdown()
     server.server_close()
-
-
-@pytest.fixture
-def fleet(tmp_path):
-    fleet = Fleet(tmp_path, SERVER)
-    try:
-        fleet.start(2)
-        yield fleet
-    finally:
-        fleet.stop()
-
-
-@pytest.fixture
-def balancer(fleet, tmp_path):
-    balancer = start_balancer(fleet.ports, tmp_path / "haproxy.log")
-    try:
-        balancer.wait_up("web1")
-        balancer.wait_up("web2")
-        yield balancer
-    finally:
-        balancer.process.terminate()
-        balancer.process.wait(timeout=10)
 
 
 class _At:

@@ -28,7 +28,6 @@ from django.urls import reverse
 from playground.chat.models import Message
 from playground.lib.drain import RECONNECT
 from tests.faults.conftest import local_conversation
-from tests.operations.balancer import Fleet, start_balancer
 from tests.operations.tabs import CSRF, SILENCE, Tab, cookie_of
 
 pytestmark = [
@@ -53,31 +52,6 @@ SERVER = {
     "PLAYGROUND_CONNECTION_CONCURRENCY": "100",  # every answer at once (the default 8 would queue the others)
     "PLAYGROUND_MAX_ANSWERS_PER_USER": "100",  # one user's 50 answers at once (the default refuses past 8)
 }
-
-
-@pytest.fixture
-def fleet(tmp_path):
-    fleet = Fleet(tmp_path, SERVER)
-    try:
-        fleet.start(2)
-        yield fleet
-    finally:
-        fleet.stop()
-        if os.environ.get("SHOW_SERVER_LOG"):
-            for i in range(len(fleet.ports)):
-                print(fleet.log(i))
-
-
-@pytest.fixture
-def balancer(fleet, tmp_path):
-    balancer = start_balancer(fleet.ports, tmp_path / "haproxy.log")
-    try:
-        balancer.wait_up("web1")
-        balancer.wait_up("web2")
-        yield balancer
-    finally:
-        balancer.process.terminate()
-        balancer.process.wait(timeout=10)
 
 
 async def _send(http: httpx.AsyncClient, conversation_pk: int, prompt: str = PROMPT) -> httpx.Response:
