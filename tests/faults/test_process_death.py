@@ -15,7 +15,7 @@ from playground.chat.models import Message
 from playground.connections.models import Connection
 from playground.speech.models import SpeechClip
 from tests.faults.conftest import local_conversation, logged_in
-from tests.speech.provider import SpeechProvider
+from tests.speech.provider import SpeechProvider, moss_clip_form
 from tests.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -104,17 +104,7 @@ def test_a_killed_speech_process_leaves_an_incomplete_clip_with_its_bytes(alice,
     with logged_in(alice, first, follow_redirects=False) as http:
         response = http.post(
             "/speech/clips/",
-            data={
-                "connection": provider.pk,
-                "model": "fnlp/MOSS-TTSD-v0.5",
-                "input": "[S1] Hello there. [S2] Hello back.",
-                "voice": "fnlp/MOSS-TTSD-v0.5:alex",
-                "response_format": "mp3",
-                "sample_rate": "44100",
-                "speed": "1",
-                "gain": "0",
-                "stream": "on",
-            },
+            data=moss_clip_form(provider),
             headers={"HX-Request": ""},
         )
         assert response.status_code in (200, 302), response.text[:2000]

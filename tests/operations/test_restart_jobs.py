@@ -24,7 +24,7 @@ from tests.evaluate.conftest import make_evaluation, statuses
 from tests.faults.conftest import logged_in
 from tests.operations.tabs import cookie_of
 from tests.operations.test_rolling_restart import _jobs_at_sigterm, pytestmark  # noqa: F401 (the same marks)
-from tests.speech.provider import SpeechProvider
+from tests.speech.provider import SpeechProvider, moss_clip_form
 from tests.waiting import wait_for
 
 CHUNKS, CHUNK = 80, 1024  # the clip: 80 KiB over 4 s
@@ -72,20 +72,7 @@ class _At:
 
 
 def _start_clip(http, connection) -> SpeechClip:
-    response = http.post(
-        "/speech/clips/",
-        data={
-            "connection": connection.pk,
-            "model": "fnlp/MOSS-TTSD-v0.5",
-            "input": "[S1] Hello there. [S2] Hello back.",
-            "voice": "fnlp/MOSS-TTSD-v0.5:alex",
-            "response_format": "mp3",
-            "sample_rate": "44100",
-            "speed": "1",
-            "gain": "0",
-            "stream": "on",
-        },
-    )
+    response = http.post("/speech/clips/", data=moss_clip_form(connection))
     assert response.status_code in (200, 302), response.text[:2000]
     return SpeechClip.objects.latest("pk")
 

@@ -18,3 +18,21 @@ class SpeechProvider(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+MOSS = "fnlp/MOSS-TTSD-v0.5"  # a stand-in provider's one model (it has no model list: tests add it by hand)
+
+
+def moss_clip_form(connection) -> dict:
+    """The speech page's form for a streamed two-speaker clip from `connection`'s MOSS model."""
+    return {
+        "connection": connection.pk,
+        "model": MOSS,
+        "input": "[S1] Hello there. [S2] Hello back.",
+        "voice": f"{MOSS}:alex",
+        "response_format": "mp3",
+        "sample_rate": "44100",
+        "speed": "1",
+        "gain": "0",
+        "stream": "on",
+    }
