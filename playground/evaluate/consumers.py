@@ -42,6 +42,11 @@ class EvaluateConsumer(AccountSockets, FrameConsumer):
     async def receive_json(self, content, **kwargs):
         if not self.group:
             return
+        if content.get("type") in ("run", "stop") and not self.evaluation.may_edit(self.scope["user"]):
+            echo = {"id": frame_id(content)} if frame_id(content) else {}
+            message = "Only this evaluation's owner runs and stops it; team members watch and rate its runs."
+            await self.send_json({"type": "error", "message": message, **echo})
+            return
         if content.get("type") == "stop":
             await database_sync_to_async(runner.request_stop)(self.evaluation)
         elif content.get("type") == "run":

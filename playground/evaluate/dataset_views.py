@@ -12,7 +12,7 @@ from playground import inputs
 from playground.datasets.models import DatasetVersion
 from playground.evaluate import services, testcases
 from playground.evaluate.cases import Parsed
-from playground.evaluate.models import MAX_CASES, Evaluation, get_evaluation
+from playground.evaluate.models import MAX_CASES, Evaluation, get_editable
 
 
 def use_version(evaluation: Evaluation, version: DatasetVersion) -> int:
@@ -33,7 +33,7 @@ def use_version(evaluation: Evaluation, version: DatasetVersion) -> int:
 
 @require_POST
 def use_dataset(request, pk):
-    evaluation = get_evaluation(request, pk)
+    evaluation = get_editable(request, pk)
     back = reverse("evaluate:detail", args=[evaluation.pk]) + "?view=editor#cases"
     try:
         version_id = inputs.object_id(request.POST.get("version"))

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 
+from playground.evaluate.compare import compare
 from playground.evaluate.models import Cell, Evaluation, Run
 from playground.evaluate.services import grid
 
@@ -125,5 +126,73 @@ def export_csv(evaluation: Evaluation, run: Run | None = None) -> str:
             record["version"] = record.get("version") or versions.get(variant.label)
             record["ratings"] = _people(record)
             line += [record.get(name) for name in fields]
+        writer.writerow([_csv_safe(value) for value in line])
+    return out.getvalue()
+
+
+# ---------------------------------------------------------------- two runs compared
+
+
+def _moves(moves) -> str:
+    """Each grader's move in a few words: "judge: fail → pass (2 → 4)"."""
+    words = {True: "pass", False: "fail", None: "–"}
+    said = []
+    for m in moves:
+        scores = f" ({m.a_score} → {m.b_score})" if m.a_score is not None and m.b_score is not None else ""
+        said.append(f"{m.kind}: {words[m.a_pass]} → {words[m.b_pass]}{scores}")
+    return "; ".join(said)
+
+
+def _comparison_identity(a: Run, b: Run) -> dict:
+    return {
+        "evaluation": a.evaluation.title,
+        "run_a": a.number,
+        "run_a_started": a.started.isoformat(),
+        "run_b": b.number,
+        "run_b_started": b.started.isoformat(),
+    }
+
+
+def comparison_jsonl(a: Run, b: Run) -> str:
+    """Run B against run A, one line per compared answer, each naming both runs (and the prompt versions sent)."""
+    result = compare(a, b)
+    identity = _comparison_identity(a, b)
+    identity["prompt_versions_a"] = {v["label"]: v["prompt_ref"] for v in a.variants}
+    identity["prompt_versions_b"] = {v["label"]: v["prompt_ref"] for v in b.variants}
+    lines = []
+    for pair in result.pairs:
+        record = {
+            **identity,
+            "summary": result.summary(),
+            "row": pair.case.position + 1,
+            "variant": pair.label,
+            "variables": pair.case.values,
+            "expected": pair.case.expected,
+            "outcome": pair.outcome,
+            "moves": [
+                {"grader": m.kind, "a_pass": m.a_pass, "b_pass": m.b_pass, "a_score": m.a_score, "b_score": m.b_score}
+                for m in pair.moves
+            ],
+            "a": _cell_record(pair.a),
+            "b": _cell_record(pair.b),
+        }
+        lines.append(json.dumps(record, ensure_ascii=False))
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def comparison_csv(a: Run, b: Run) -> str:
+    """Run B against run A for spreadsheets: one line per compared answer, the two answers side by side."""
+    result = compare(a, b)
+    identity = _comparison_identity(a, b)
+    columns = a.evaluation.columns
+    out = io.StringIO()
+    writer = csv.writer(out)
+    sides = [f"{side}:{name}" for side in ("a", "b") for name in ("status", "output", "error", "passed")]
+    writer.writerow([*identity, "row", "variant", *columns, "expected", "outcome", "graders", *sides])
+    for pair in result.pairs:
+        line = [*identity.values(), pair.case.position + 1, pair.label]
+        line += [*(pair.case.values.get(c, "") for c in columns), pair.case.expected, pair.outcome, _moves(pair.moves)]
+        for cell in (pair.a, pair.b):
+            line += [cell.status, cell.output, cell.error, cell.passed]
         writer.writerow([_csv_safe(value) for value in line])
     return out.getvalue()

@@ -2,7 +2,7 @@ from django import forms
 
 from playground.catalog.models import CatalogModel
 from playground.catalog.params import CHAT_PARAMS, ParamsForm, cap_max_tokens, params_form
-from playground.connections.models import Connection
+from playground.connections.models import Connection, Team
 from playground.evaluate.models import DEFAULT_CONCURRENCY, MAX_COMMENT
 from playground.evaluate.templating import MAX_TEMPLATE, syntax_errors
 from playground.prompts.models import PromptVersion
@@ -15,11 +15,20 @@ MAX_CONCURRENCY = 16
 class EvaluationForm(forms.Form):
     title = forms.CharField(max_length=100)
     connection = forms.ModelChoiceField(queryset=Connection.objects.none(), empty_label=None)
+    # A team's members see its evaluations and rate their runs (Evaluation.team).
+    team = forms.ModelChoiceField(
+        queryset=Team.objects.none(), required=False, empty_label="Only me", label="Shared with"
+    )
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["connection"].queryset = Connection.objects.for_user(user).filter(team=None)
+        self.fields["team"].queryset = Team.objects.for_user(user).order_by("name")
+        self.fields["team"].help_text = "Its members see its runs and rate answers; you alone edit and run it."
+        self.fields["team"].error_messages["invalid_choice"] = "team: choose one of your teams."
         self.fields["title"].error_messages["max_length"] = "title: at most 100 characters."
+        if not self.fields["team"].queryset.exists():
+            del self.fields["team"]
 
 
 class PromptForm(forms.Form):

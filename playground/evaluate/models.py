@@ -3,9 +3,12 @@ variants, each a prompt version × model × parameters."""
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
+from playground.connections.models import Team
+from playground.lib.errors import Refused
 from playground.prompts.models import Prompt, PromptVersion
 from playground.sharing.models import share_links
 
@@ -17,12 +20,26 @@ DEFAULT_CONCURRENCY = 4  # live cells at a time, until a run chooses another
 
 class EvaluationQuerySet(models.QuerySet):
     def for_user(self, user):
-        return self.filter(owner=user).select_related("connection")
+        """The evaluations the user may see: their own, and those of the teams they are in."""
+        if not user or not user.is_authenticated:
+            return self.none()
+        mine = Q(owner=user) | Q(team__in=Team.objects.for_user(user))
+        return self.filter(mine).select_related("connection", "team", "owner")
+
+    def editable_by(self, user):
+        """The evaluations the user may edit, run and delete: their own (a run spends its owner's connection)."""
+        if not user or not user.is_authenticated:
+            return self.none()
+        return self.filter(owner=user).select_related("connection", "team")
 
 
 class Evaluation(models.Model):
     shares = share_links()  # its share links: deleting it deletes them
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="evaluations")
+    # A team's evaluation: every member of the team sees it, its runs and their comparisons, exports them and
+    # rates their cells (each person's rating kept); its owner alone edits, runs and deletes it, as a run spends
+    # the owner's connection. A deleted team leaves it its owner's alone.
+    team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.SET_NULL, related_name="evaluations")
     title = models.CharField(max_length=100)
     # Its template: a library prompt of the owner's (created with the evaluation); each edit is a new version.
     prompt = models.ForeignKey(Prompt, null=True, blank=True, on_delete=models.SET_NULL, related_name="evaluations")
@@ -57,9 +74,19 @@ class Evaluation(models.Model):
     def __str__(self) -> str:
         return self.title
 
-    def may_rate(self, user) -> bool:
-        """Who may rate its runs' cells: its owner (an evaluation has no team; a team's members would join here)."""
+    @property
+    def owner_label(self) -> str:
+        return self.team.name if self.team_id else "You"
+
+    def may_edit(self, user) -> bool:
+        """Its owner edits, runs and deletes it (a run spends the owner's connection)."""
         return bool(user and user.is_authenticated and user.pk == self.owner_id)
+
+    def may_rate(self, user) -> bool:
+        """Who may rate its runs' cells: its owner, and every member of its team."""
+        if self.may_edit(user):
+            return True
+        return bool(self.team_id and user and user.is_authenticated and self.team.membership_of(user) is not None)
 
     def latest_run(self) -> "Run | None":
         return self.runs.order_by("-number").first()
@@ -242,5 +269,35 @@ class Rating(models.Model):
 
 
 def get_evaluation(request, pk) -> Evaluation:
-    """The user's evaluation, or 404 for anyone else's."""
+    """An evaluation the user may see (their own, or their team's), or 404 for anyone else's."""
     return get_object_or_404(Evaluation.objects.for_user(request.user), pk=pk)
+
+
+def get_editable(request, pk) -> Evaluation:
+    """The user's own evaluation to edit or run; 404 for one they may not see, 403 (saying so) for a team's
+    evaluation of another member's."""
+    evaluation = get_evaluation(request, pk)
+    if not evaluation.may_edit(request.user):
+        raise Refused(
+            f"Only its owner, {evaluation.owner.get_username()}, edits and runs this evaluation; "
+            "team members see, compare, export and rate its runs."
+        )
+    return evaluation
+
+
+class Comparison(models.Model):
+    """Two runs of one evaluation compared (run B against run A), kept so that the comparison can be shared: its
+    share links point here and are frozen as they are made (compare_sharing.py)."""
+
+    shares = share_links()  # its share links: deleting it (or either run) deletes them
+
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="comparisons")
+    a = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
+    b = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["a", "b"], name="one_comparison_per_pair")]
+
+    def __str__(self) -> str:
+        return f"run {self.b.number} vs run {self.a.number}"

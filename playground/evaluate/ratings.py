@@ -1,5 +1,6 @@
 """People's ratings of a run's cells, and how often the graders agree with them (percent and Cohen's kappa)."""
 
+from collections import Counter
 from dataclasses import dataclass
 
 from playground.evaluate.models import Cell, Rating, Run
@@ -14,6 +15,12 @@ def rate(cell: Cell, user, *, passed: bool | None, score: int | None, comment: s
         cell=cell, rater=user, defaults={"passed": passed, "score": score, "comment": comment}
     )
     return rating
+
+
+def raters(run: Run) -> list[tuple[str, int]]:
+    """Who rated the run's answers and how many each, most first."""
+    counts = Counter(r.rater.get_username() for r in Rating.objects.filter(cell__run=run).select_related("rater"))
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
 @dataclass

@@ -22,8 +22,10 @@ class EvaluationError(ValueError):
 
 
 @transaction.atomic
-def create(*, user, title: str, connection) -> Evaluation:
-    evaluation = Evaluation.objects.create(owner=user, title=title, connection=connection, columns=["question"])
+def create(*, user, title: str, connection, team=None) -> Evaluation:
+    evaluation = Evaluation.objects.create(
+        owner=user, team=team, title=title, connection=connection, columns=["question"]
+    )
     TestCase.objects.create(evaluation=evaluation, position=0, values={"question": ""})
     models = chat_models(connection)
     Variant.objects.create(evaluation=evaluation, position=0, model=models[0].model_id if models else "")

@@ -59,7 +59,8 @@ class RunKind(EvaluationKind):
     model = "evaluate.Run"
 
     def get(self, request, pk):
-        runs_ = Run.objects.filter(evaluation__owner=request.user).select_related("evaluation__connection")
+        evaluations = Evaluation.objects.for_user(request.user)
+        runs_ = Run.objects.filter(evaluation__in=evaluations).select_related("evaluation__connection")
         return get_object_or_404(runs_, pk=pk)
 
     def title(self, item):

@@ -11,7 +11,7 @@ from playground.evaluate.services import EvaluationError, regrade, sync_columns
 @transaction.atomic
 def import_cases(evaluation: Evaluation, parsed: Parsed, *, append: bool) -> int:
     """Store parsed rows (the caller checked `parsed.errors` is empty); returns how many rows were added."""
-    start = 0
+    start, rows = 0, list(enumerate(parsed.rows))
     if append:
         count = evaluation.cases.count()
         if count + len(parsed.rows) > MAX_CASES:
@@ -21,17 +21,42 @@ def import_cases(evaluation: Evaluation, parsed: Parsed, *, append: bool) -> int
         last = evaluation.cases.order_by("-position").first()
         start = last.position + 1 if last else 0
     else:
-        evaluation.cases.all().delete()
+        rows = _keep_same_rows(evaluation, rows)
     TestCase.objects.bulk_create(
         [
             TestCase(evaluation=evaluation, position=start + i, values=row["values"], expected=row["expected"])
-            for i, row in enumerate(parsed.rows)
+            for i, row in rows
         ]
     )
     sync_columns(evaluation, parsed.columns)
     evaluation.dataset_version = None  # "Use dataset…" sets it again after
     evaluation.save(update_fields=["columns", "dataset_version", "updated"])
     return len(parsed.rows)
+
+
+def _keep_same_rows(evaluation: Evaluation, rows: list) -> list:
+    """Replacing the cases: a case whose values and expected output come again is kept (moved to its new place),
+    so the earlier runs keep their answers to it and compare with later ones on it; the other cases go (with their
+    answers). Returns the rows that are new."""
+    existing: dict[tuple, list[TestCase]] = {}
+    for case in evaluation.cases.all():
+        existing.setdefault(_content(case.values, case.expected), []).append(case)
+    kept, new = [], []
+    for position, row in rows:
+        same = existing.get(_content(row["values"], row["expected"]))
+        if same:
+            case = same.pop(0)
+            case.position, case.values = position, row["values"]
+            kept.append(case)
+        else:
+            new.append((position, row))
+    evaluation.cases.exclude(pk__in=[c.pk for c in kept]).delete()
+    TestCase.objects.bulk_update(kept, ["position", "values"], batch_size=500)
+    return new
+
+
+def _content(values: dict, expected: str) -> tuple:
+    return (tuple(sorted((k, str(v)) for k, v in values.items() if v not in ("", None))), expected)
 
 
 @transaction.atomic

@@ -19,7 +19,7 @@ from playground.evaluate.forms import (
     chat_models,
     variant_params_form,
 )
-from playground.evaluate.models import MAX_CASES, MAX_VARIANTS, Evaluation, get_evaluation
+from playground.evaluate.models import MAX_CASES, MAX_VARIANTS, Evaluation, get_editable, get_evaluation
 from playground.prompts.models import PromptVersion
 from playground.upstream.errors import UpstreamError
 
@@ -83,8 +83,9 @@ def _variant_panels(evaluation, variants, models, posted=None):
 
 def _page(request, evaluation, *, prompt_form=None, import_errors=None, posted=None, status=200, **extra):
     latest = evaluation.latest_prompt()
+    can_edit = evaluation.may_edit(request.user)  # a team's members see the grid, its runs, and rate answers
     # The compact grid is the default; the long form is the editor (and shows what an edit got wrong).
-    editing = request.GET.get("view") == "editor" or bool(prompt_form or import_errors or posted)
+    editing = can_edit and (request.GET.get("view") == "editor" or bool(prompt_form or import_errors or posted))
     # Django renders ~4,000 cells in seconds: the grid and the table show one page of rows at a time.
     pages = Paginator(evaluation.cases.all(), ROWS_PER_PAGE)
     page = pages.get_page(request.GET.get("page"))
@@ -103,6 +104,7 @@ def _page(request, evaluation, *, prompt_form=None, import_errors=None, posted=N
     missing = sorted({name for _, names in gaps for name in names})
     context = {
         "evaluation": evaluation,
+        "can_edit": can_edit,
         "view": "editor" if editing else "grid",
         "prompt_form": prompt_form,
         "versions": list(evaluation.versions()),
@@ -157,7 +159,7 @@ def detail(request, pk):
 
 @require_POST
 def delete(request, pk):
-    evaluation = get_evaluation(request, pk)
+    evaluation = get_editable(request, pk)
     evaluation.delete()
     messages.success(request, f"Evaluation “{evaluation.title}” deleted.")
     return redirect("evaluate:index")
@@ -165,7 +167,7 @@ def delete(request, pk):
 
 @require_POST
 def save_prompt(request, pk):
-    evaluation = get_evaluation(request, pk)
+    evaluation = get_editable(request, pk)
     form = PromptForm(request.POST)
     if not form.is_valid():
         return _page(request, evaluation, prompt_form=form)
@@ -187,7 +189,7 @@ def diff(request, pk):
 
 @require_POST
 def save_cases(request, pk):
-    evaluation = get_evaluation(request, pk)
+    evaluation = get_editable(request, pk)
     errors = testcases.save_typed_cases(evaluation, request.POST)
     if errors:
         return _page(request, evaluation, import_errors=errors)
@@ -202,7 +204,7 @@ def save_cases(request, pk):
 
 @require_POST
 def delete_case(request, pk, case_pk):
-    evaluation = get_evaluation(request, pk)
+    evaluation = get_editable(request, pk)
     get_object_or_404(evaluation.cases, pk=case_pk).delete()
     testcases.cases_edited(evaluation)
     return _back(evaluation, "cases")
@@ -210,7 +212,7 @@ def delete_case(request, pk, case_pk):
 
 @require_POST
 def import_cases(request, pk):
-    evaluation = get_evaluation(request, pk)
+    evaluation = get_editable(request, pk)
     form = ImportForm(request.POST, request.FILES)
     form.is_valid()
     text, kind = form.cleaned_data.get("text") or "", "auto"
@@ -233,7 +235,7 @@ def import_cases(request, pk):
 
 @require_POST
 def add_variant(request, pk):
-    evaluation = get_evaluation(request, pk)
+    evaluation = get_editable(request, pk)
     try:
         services.add_variant(evaluation)
     except services.EvaluationError as exc:
@@ -243,7 +245,7 @@ def add_variant(request, pk):
 
 @require_POST
 def save_variant(request, pk, variant_pk):
-    evaluation = get_evaluation(request, pk)
+    evaluation = get_editable(request, pk)
     variant = get_object_or_404(evaluation.variants, pk=variant_pk)
     models = {m.model_id: m for m in chat_models(evaluation.connection)}
     form = VariantForm(
@@ -268,14 +270,14 @@ def save_variant(request, pk, variant_pk):
 
 @require_POST
 def delete_variant(request, pk, variant_pk):
-    evaluation = get_evaluation(request, pk)
+    evaluation = get_editable(request, pk)
     get_object_or_404(evaluation.variants, pk=variant_pk).delete()
     return _back(evaluation, "variants")
 
 
 @require_POST
 def submit_batch(request, pk):
-    evaluation = get_evaluation(request, pk)
+    evaluation = get_editable(request, pk)
     if evaluation.connection is None:
         return _page(request, evaluation, batch_error={"title": "No connection", "message": "connection: pick one."})
     try:
@@ -288,7 +290,7 @@ def submit_batch(request, pk):
 
 def _with_batch(request, pk) -> Evaluation:
     """The user's evaluation with its batch and the batch's connection loaded (the async services read them)."""
-    evaluation = get_evaluation(request, pk)
+    evaluation = get_editable(request, pk)
     if evaluation.batch is None or evaluation.batch.connection is None:
         raise Http404("This evaluation has no batch.")
     return evaluation

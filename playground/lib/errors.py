@@ -3,6 +3,7 @@
 
 import sys
 
+from django.core.exceptions import PermissionDenied
 from django.db import DatabaseError
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -58,8 +59,12 @@ def bad_request(request, exception=None) -> HttpResponse:
     return _page(request, 400)
 
 
+class Refused(PermissionDenied):
+    """A 403 whose words the page says (what may not be done here, and who may do it)."""
+
+
 def permission_denied(request, exception=None) -> HttpResponse:
-    return _page(request, 403)
+    return _page(request, 403, str(exception) if isinstance(exception, Refused) else "")
 
 
 def page_not_found(request, exception=None) -> HttpResponse:

@@ -119,6 +119,8 @@ NOT_CALLING = {
             "evaluate:rate",
             "evaluate:run",
             "evaluate:compare",
+            "evaluate:share-compare",
+            "evaluate:export-compare",
             "evaluate:export",
         ],
         "the stored grid (live runs start over the evaluation's websocket: see the test at the end)",
