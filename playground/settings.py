@@ -80,7 +80,7 @@ SHARE_KINDS = [
     "playground.batches.sharing.BatchKind",
     "playground.evaluate.sharing.EvaluationKind",
     "playground.evaluate.sharing.RunKind",
-    "playground.evaluate.compare_sharing.ComparisonKind",
+    "playground.evaluate.sharing.ComparisonKind",
     "playground.prompts.sharing.PromptVersionKind",
 ]
 

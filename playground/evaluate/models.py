@@ -287,7 +287,7 @@ def get_editable(request, pk) -> Evaluation:
 
 class Comparison(models.Model):
     """Two runs of one evaluation compared (run B against run A), kept so that the comparison can be shared: its
-    share links point here and are frozen as they are made (compare_sharing.py)."""
+    share links point here and are frozen as they are made (sharing.ComparisonKind)."""
 
     shares = share_links()  # its share links: deleting it (or either run) deletes them
 

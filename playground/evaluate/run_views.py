@@ -12,9 +12,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from playground.evaluate import compare as comparing
 from playground.evaluate import exports, ratings, runs
-from playground.evaluate.compare_sharing import ComparisonKind
 from playground.evaluate.forms import RatingForm
 from playground.evaluate.models import Comparison, Rating, get_evaluation
+from playground.evaluate.sharing import ComparisonKind
 
 PAIRS_PER_PAGE = 50
 RATINGS_PER_PAGE = 100

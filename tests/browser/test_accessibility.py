@@ -6,10 +6,12 @@ import pytest
 from playwright.sync_api import expect
 
 from playground.connections.models import Connection
+from playground.evaluate import ratings
 from playground.evaluate.models import Evaluation
 from playground.teams.models import Membership, Team
 from tests.browser.axe import describe, violations
 from tests.browser.conftest import orm
+from tests.evaluate.test_runs import two_runs
 from tests.factories import add_connection
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
@@ -74,6 +76,7 @@ def with_content(page, alice) -> tuple[list[str], list[str]]:
     team = orm(lambda: Team.objects.create(name="Research"))
     orm(Membership.objects.create, team=team, user=alice, role="owner")
     evaluation = orm(Evaluation.objects.create, owner=alice, title="Tone check")
+    compared, compare_link = two_runs_compared(page, alice)
     local = orm(lambda: Connection.objects.get(owner=alice).pk)
     hosted = orm(add_connection, alice).pk
     signed_in = [
@@ -87,9 +90,22 @@ def with_content(page, alice) -> tuple[list[str], list[str]]:
         f"/teams/{team.pk}/usage/",
         f"/teams/{team.pk}/audit/",
         f"/evaluate/{evaluation.pk}/",
+        f"/evaluate/{compared}/compare/?a=1&b=2",
+        f"/evaluate/{compared}/runs/2/",
         link,
     ]
-    return signed_in, [link]
+    return signed_in, [link, compare_link]
+
+
+def two_runs_compared(page, alice) -> tuple[int, str]:
+    """An evaluation run twice, an answer of run 2 rated, and the link to the two runs compared."""
+    evaluation = orm(two_runs, alice)
+    cell = orm(lambda: evaluation.runs.get(number=2).cells.first())
+    orm(ratings.rate, cell, alice, passed=False, score=2, comment="too short")
+    page.goto(f"/evaluate/{evaluation.pk}/compare/?a=1&b=2")
+    page.get_by_role("button", name="Share this comparison").click()
+    page.get_by_role("button", name="Create link").click()
+    return evaluation.pk, page.locator("a[href^='/s/']").first.get_attribute("href")
 
 
 def test_every_main_page_has_no_axe_violation_signed_out_and_in(browser, live_server, alice_page, alice):

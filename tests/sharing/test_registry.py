@@ -50,6 +50,7 @@ def test_every_kind_is_declared_in_the_app_of_its_model():
         "batch",
         "evaluation",
         "evaluation-run",
+        "evaluation-comparison",
         "prompt",
     ]
     for path, kind in zip(settings.SHARE_KINDS, kinds.all_kinds(), strict=True):
