@@ -137,10 +137,15 @@ class Comparison:
         return f"run {self.b.number} vs run {self.a.number}: " + ", ".join(parts)
 
 
+def _with_records(cells):
+    return cells.select_related("version__prompt").prefetch_related("ratings__rater")
+
+
 def compare(a: Run, b: Run) -> Comparison:
     """Run B against run A over the row × variant cells both have, in the grid's order."""
-    cells_a = {(c.case_id, c.variant_id): c for c in a.cells.all()}
-    query = b.cells.select_related("case", "variant").order_by("case__position", "variant__position")
+    # Both sides with what an export of them reads (the version sent, each person's rating): a query per table.
+    cells_a = {(c.case_id, c.variant_id): c for c in _with_records(a.cells.all())}
+    query = _with_records(b.cells.select_related("case", "variant")).order_by("case__position", "variant__position")
     pairs, rows_b = [], set()
     graders: dict[str, GraderDelta] = {}
     for cell in query:

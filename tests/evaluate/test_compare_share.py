@@ -6,11 +6,14 @@ import io
 import json
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from playground.evaluate.models import Comparison
+from playground.evaluate.models import Comparison, Rating
 from playground.sharing.models import Share
+from tests.evaluate.conftest import blank_run, make_evaluation
 from tests.evaluate.test_runs import fill, two_runs
 
 pytestmark = pytest.mark.django_db
@@ -76,3 +79,20 @@ def test_a_comparison_exports_as_csv_and_jsonl_naming_both_runs(alice, bob, cata
     assert alice_client.get(f"{base}/export.xml?a=1&b=2").status_code == 404
     assert alice_client.get(f"{base}/export.csv?a=1&b=9").status_code == 404
     assert client_of(bob).get(f"{base}/export.csv?a=1&b=2").status_code == 404
+
+
+@pytest.mark.parametrize("path", ["export.csv", "export.jsonl"])
+def test_a_comparison_export_reads_the_same_number_of_queries_for_3_rows_as_for_30(alice, catalog, path):
+    def queries(rows: int) -> int:
+        evaluation = make_evaluation(alice, rows=rows, variants=2)
+        for _ in range(2):
+            run = blank_run(evaluation)
+            fill(run, {(row, label): f"answer {row}" for row in range(1, rows + 1) for label in "AB"})
+        cell = run.cells.first()
+        Rating.objects.create(cell=cell, rater=alice, passed=True, score=4)
+        client = client_of(alice)
+        with CaptureQueriesContext(connection) as seen:
+            assert client.get(f"/evaluate/{evaluation.pk}/compare/{path}?a=1&b=2").status_code == 200
+        return len(seen.captured_queries)
+
+    assert queries(3) == queries(30)
