@@ -35,17 +35,15 @@ def turn(message_id: int, count: int) -> tuple[dict, list[dict], dict]:
 
 @pytest.fixture
 def sent(monkeypatch):
-    """What the outbox sent through the layer: for each message, the types of the events it carried."""
+    """What the outbox sent to each inlet: for each message (a frame), the types of the events it carried."""
     messages = []
-    layer = get_channel_layer()
-    real = layer.send
+    real = outbox.Outbox._send
 
-    async def recording(channel, message):
-        if message.get("type") == "fanout.batch":
-            messages.append([event["type"] for event in message["events"]])
-        await real(channel, message)
+    async def recording(self, channel, events):
+        messages.append([event["type"] for event in events])
+        await real(self, channel, events)
 
-    monkeypatch.setattr(layer, "send", recording)
+    monkeypatch.setattr(outbox.Outbox, "_send", recording)
     return messages
 
 
@@ -84,10 +82,10 @@ async def test_the_outbox_sends_a_channel_at_most_one_message_a_frame_and_the_fi
     layer = get_channel_layer()
     times = []
 
-    async def send(channel, message):
-        times.append((time.monotonic(), len(message["events"])))
+    async def send(self, channel, events):
+        times.append((time.monotonic(), len(events)))
 
-    monkeypatch.setattr(layer, "send", send)
+    monkeypatch.setattr(outbox.Outbox, "_send", send)
     box = outbox.Outbox(layer, asyncio.get_running_loop())
     began = time.monotonic()
     tickets = []
@@ -105,11 +103,11 @@ async def test_the_outbox_sends_a_channel_at_most_one_message_a_frame_and_the_fi
 async def test_a_failed_frame_fails_the_tickets_of_its_events_only(monkeypatch):
     layer = get_channel_layer()
 
-    async def send(channel, message):
+    async def send(self, channel, events):
         if channel.startswith("specific.down"):
             raise ConnectionError("that process's Redis went away")
 
-    monkeypatch.setattr(layer, "send", send)
+    monkeypatch.setattr(outbox.Outbox, "_send", send)
     box = outbox.Outbox(layer, asyncio.get_running_loop())
     both = box.post(["specific.down!a" + outbox.INLET, "specific.up!b" + outbox.INLET], {"type": "chat.start"})
     up = box.post(["specific.up!b" + outbox.INLET], {"type": "chat.delta"})

@@ -139,23 +139,28 @@ async def test_the_form_post_without_javascript_still_sends(live_server, alice, 
     assert (await finish(assistant.pk)).status == "complete"
 
 
-async def test_sockets_of_the_generators_process_get_the_deltas_in_memory(live_server, alice, make_conversation):
+async def test_sockets_of_the_generators_process_get_the_deltas_in_memory(
+    live_server, alice, make_conversation, monkeypatch
+):
     from channels.layers import get_channel_layer
+
+    from playground.chat.relay import outbox
 
     conversation = await sync_to_async(make_conversation)()
     tabs = [await connect(conversation.pk, alice) for _ in range(3)]
     layer = get_channel_layer()
-    real_group_send, real_send, published = layer.group_send, layer.send, []
+    real_group_send, real_send, published = layer.group_send, outbox.Outbox._send, []
 
     async def recording_group(group, event):
         published.append(event["type"])
         await real_group_send(group, event)
 
-    async def recording(channel, message):
-        published.extend(event["type"] for event in message.get("events", [message]))
-        await real_send(channel, message)
+    async def recording(self, channel, events):
+        published.extend(event["type"] for event in events)
+        await real_send(self, channel, events)
 
-    layer.group_send, layer.send = recording_group, recording
+    monkeypatch.setattr(layer, "group_send", recording_group)
+    monkeypatch.setattr(outbox.Outbox, "_send", recording)
     try:
         await tabs[0].send_json_to({"action": "send", "id": "m1", "content": "write 60 words about lakes"})
         early, reply = [], await tabs[0].receive_json_from(timeout=30)
@@ -170,7 +175,6 @@ async def test_sockets_of_the_generators_process_get_the_deltas_in_memory(live_s
             before = "".join(early) if tab is tabs[0] else ""
             texts.append(before + "".join(e["text"] for e in events if e["type"] == "delta"))
     finally:
-        layer.group_send, layer.send = real_group_send, real_send
         for tab in tabs:
             await tab.disconnect()
     message = await Message.objects.aget(pk=reply["message_id"])

@@ -78,6 +78,7 @@ class Inlet:
         self._turns: dict[str, list] = {}  # group -> [lock, holders]: its joins and leaves reach the layer in order
         self._listening: asyncio.Task | None = None
         self._renewing: asyncio.Task | None = None
+        self._popping: asyncio.Task | None = None  # Redis: the frames of the other processes (outbox.py)
 
     def start(self) -> None:
         """Listen and renew, or start again whichever ended. Never cancelled: a cancelled receive on the Redis
@@ -86,6 +87,8 @@ class Inlet:
             self._listening = self.loop.create_task(self._listen())
         if self._renewing is None or self._renewing.done():
             self._renewing = self.loop.create_task(self._renew())
+        if outbox.redis(self.layer) and (self._popping is None or self._popping.done()):
+            self._popping = self.loop.create_task(self._pop())
 
     @asynccontextmanager
     async def _turn(self, group: str):
@@ -161,6 +164,20 @@ class Inlet:
                 self.deliver(message)
             except Exception:
                 log.exception("Could not hand a %s over to the sockets of this process", message.get("type"))
+
+    async def _pop(self) -> None:
+        while True:
+            try:
+                frames = await outbox.pop_frames(self.layer, self.channel)
+            except Exception as exc:
+                log.debug("The inlet could not read its inbox (%r): it tries again", exc)
+                await asyncio.sleep(RETRY)
+                continue
+            for frame in frames:
+                try:
+                    self.deliver(frame)
+                except Exception:
+                    log.exception("Could not hand a frame of another process over to the sockets of this process")
 
     def deliver(self, message: dict) -> None:
         if message.get("type") == "fanout.batch":  # a frame of another process's events (outbox.py)

@@ -4,8 +4,12 @@ events of every conversation bound for one receiving process go out as one messa
 `Members` says which channels follow a conversation's group (the channel layer's group: every process with a
 follower has its inlet there, fanout.Inlet). `Outbox.post` queues an event for some of them; the outbox's one task
 sends what is queued: the first event after a pause at once, then at most one message per receiving channel per
-frame (`{"type": "fanout.batch", "events": [...]}`, sent with the layer's `send`), so a process that runs 50
-generations costs each other process one send per frame instead of one `group_send` per delta per conversation.
+frame (`{"type": "fanout.batch", "events": [...]}`), so a process that runs 50 generations costs each other process
+one send per frame instead of one `group_send` per delta per conversation. With Redis the frame goes to the inlet's
+own inbox, a list (`inbox_key`: one RPUSH, LTRIM and EXPIRE in one round trip), which the inlet empties with BLPOP
+and one LPOP of what else is there (fanout.Inlet): channels-redis's `send` (four round trips) and `receive` (one
+message per two or three round trips, in turn with every socket of the process) were the floor, measured: under 50
+streams its receive kept a process's inlet about 1.5 s behind (docs/performance.md). Other layers: the layer's `send`.
 Per receiving channel the messages go out one frame after another, so the events of each conversation keep their
 order. A member that is not an inlet (a socket of a process of an older version) gets each event alone.
 
@@ -18,6 +22,7 @@ import asyncio
 import logging
 import time
 
+import orjson
 from channels.exceptions import ChannelFull
 
 log = logging.getLogger(__name__)
@@ -26,6 +31,13 @@ FRAME = 1 / 60  # at most one message per receiving process per frame
 INLET = ".inlet"  # the end of an inlet's channel name: a member that takes batches
 REFRESH = 1.0  # seconds a delta trusts the last reading of its group's members
 STALE = 30.0  # an inlet not renewed for this long (3 renewals, fanout.RENEW) belongs to a process that died
+INBOX_FRAMES = 1500  # frames an inbox keeps (the oldest dropped): a stuck process catches up by snapshots
+INBOX_EXPIRY = 30  # seconds an inbox outlives the last frame pushed to it
+
+
+def inbox_key(layer, channel: str) -> str:
+    """The Redis list that holds the frames for the inlet `channel`."""
+    return f"{layer.prefix}fanout.inbox.{channel}"
 
 
 def redis(layer) -> bool:
@@ -147,13 +159,37 @@ class Outbox:
         try:
             if channel.endswith(INLET):
                 self.sends += 1
-                await self.layer.send(channel, {"type": "fanout.batch", "events": events})
+                frame = {"type": "fanout.batch", "events": events}
+                if redis(self.layer):
+                    await self._push(channel, orjson.dumps(frame))
+                else:
+                    await self.layer.send(channel, frame)
                 return
             for event in events:
                 self.sends += 1
                 await self.layer.send(channel, event)
         except ChannelFull:
             log.debug("The channel %s is full (its process died or is stuck): a frame's events dropped", channel)
+
+    async def _push(self, channel: str, frame: bytes) -> None:
+        key = inbox_key(self.layer, channel)
+        connection = self.layer.connection(self.layer.consistent_hash(channel))
+        async with connection.pipeline(transaction=False) as pipe:
+            pipe.rpush(key, frame)
+            pipe.ltrim(key, -INBOX_FRAMES, -1)
+            pipe.expire(key, INBOX_EXPIRY)
+            await pipe.execute()
+
+
+async def pop_frames(layer, channel: str, most: int = 500) -> list[dict]:
+    """The frames waiting in the inbox of the inlet `channel`, once there is one (or none after 5 s)."""
+    key = inbox_key(layer, channel)
+    connection = layer.connection(layer.consistent_hash(channel))
+    first = await connection.blpop([key], timeout=5)
+    if first is None:
+        return []
+    rest = await connection.lpop(key, most) or []
+    return [orjson.loads(raw) for raw in (first[1], *rest)]
 
 
 _outbox: Outbox | None = None
