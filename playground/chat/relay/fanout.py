@@ -166,11 +166,13 @@ class Inlet:
                 log.exception("Could not hand a %s over to the sockets of this process", message.get("type"))
 
     async def _pop(self) -> None:
+        frames: list[dict] = []
         while True:
             try:
-                frames = await outbox.pop_frames(self.layer, self.channel)
+                frames = await outbox.pop_frames(self.layer, self.channel, wait=not frames)
             except Exception as exc:
                 log.debug("The inlet could not read its inbox (%r): it tries again", exc)
+                frames = []
                 await asyncio.sleep(RETRY)
                 continue
             for frame in frames:

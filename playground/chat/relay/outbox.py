@@ -181,15 +181,17 @@ class Outbox:
             await pipe.execute()
 
 
-async def pop_frames(layer, channel: str, most: int = 500) -> list[dict]:
-    """The frames waiting in the inbox of the inlet `channel`, once there is one (or none after 5 s)."""
+async def pop_frames(layer, channel: str, wait: bool, most: int = 500) -> list[dict]:
+    """The frames in the inbox of the inlet `channel`: with `wait`, the first one to come (none after 5 s), handed
+    on at once; else all that wait there (after a first one: a backlog is read in one round trip)."""
     key = inbox_key(layer, channel)
     connection = layer.connection(layer.consistent_hash(channel))
-    first = await connection.blpop([key], timeout=5)
-    if first is None:
-        return []
-    rest = await connection.lpop(key, most) or []
-    return [orjson.loads(raw) for raw in (first[1], *rest)]
+    if wait:
+        first = await connection.blpop([key], timeout=5)
+        found = [first[1]] if first is not None else []
+    else:
+        found = await connection.lpop(key, most) or []
+    return [orjson.loads(raw) for raw in found]
 
 
 _outbox: Outbox | None = None
