@@ -6,7 +6,7 @@ from channels.layers import get_channel_layer
 
 from playground.chat import services
 from playground.chat.models import Message
-from playground.chat.relay import fanout
+from playground.chat.relay import fanout, outbox
 from playground.chat.relay.control import generation_group
 from playground.chat.relay.generation import LIVE_LOST_NOTICE, running
 from tests.chat.conftest import connect, finish, receive_until_final
@@ -15,17 +15,29 @@ from tests.waiting import until
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 
 
-async def test_a_failing_channel_layer_costs_the_live_view_not_the_answer(live_server, make_conversation):
+async def test_a_failing_channel_layer_costs_the_live_view_not_the_answer(
+    live_server, alice, make_conversation, monkeypatch
+):
+    # A socket that stands for one of another process: the turn's events go to it through the channel layer.
+    monkeypatch.setattr(fanout, "ENABLED", False)
     conversation = await sync_to_async(make_conversation)()
+    ws = await connect(conversation.pk, alice)
     layer = get_channel_layer()
 
     async def broken(*args, **kwargs):
         raise ConnectionError("Redis went away")
 
-    layer.group_send = broken
+    def down(*args, **kwargs):
+        raise ConnectionError("Redis went away")
+
+    monkeypatch.setattr(layer, "group_send", broken)
+    monkeypatch.setattr(layer, "send", broken)
+    monkeypatch.setattr(layer, "connection", down, raising=False)  # Redis: the members, the inlets' inboxes
     turn = await services.send(conversation, "write 100 words about rivers")
     generation = turn.generation
     message = await finish(turn.assistant.pk)
+    monkeypatch.undo()  # Redis is back for the socket's goodbye
+    await ws.disconnect()
 
     assert message.status == "complete" and len(message.content.split()) >= 90
     assert message.usage["completion_tokens"] > 0
@@ -40,19 +52,20 @@ async def test_done_is_announced_after_the_row_is_final_with_a_notice_when_delta
     monkeypatch.setattr(fanout, "ENABLED", False)
     conversation = await sync_to_async(make_conversation)()
     ws = await connect(conversation.pk, alice)
-    layer = get_channel_layer()
-    real_send = layer.group_send
+    real_send = outbox.Outbox._send
     seen = {}
 
-    async def flaky(group, event):
-        if event["type"] == "chat.delta" and not seen.get("failed"):
+    async def flaky(self, channel, events):
+        # A frame of the outbox (relay/outbox.py): the first with a delta is lost.
+        if "chat.delta" in {event["type"] for event in events} and not seen.get("failed"):
             seen["failed"] = True
             raise ConnectionError("one publish lost")
-        if event["type"] == "chat.done":
-            seen["status"] = (await Message.objects.aget(pk=event["message_id"])).status
-        await real_send(group, event)
+        for event in events:
+            if event["type"] == "chat.done":
+                seen["status"] = (await Message.objects.aget(pk=event["message_id"])).status
+        await real_send(self, channel, events)
 
-    layer.group_send = flaky
+    monkeypatch.setattr(outbox.Outbox, "_send", flaky)
     turn = await services.send(conversation, "write 60 words about lakes")
     events = await receive_until_final(ws, turn.assistant.pk)
     await ws.disconnect()

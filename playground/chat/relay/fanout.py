@@ -12,26 +12,26 @@ process's id; the inlet drops what comes back to it that way. With the in-memory
 skipped when the group's only member is this process's inlet. Order holds for each socket: every event of a group
 takes the same path to it.
 
-With the Redis layer, a delta (`chat.delta`, the bulk of the traffic) goes through Redis only while the group has a
-member other than this process's inlet (another process's inlet, or a socket of a process of an older version):
-otherwise every process would pull its own deltas back from Redis. Whether it has (`_remote`) is asked of Redis
-(the group's sorted set, one ZRANGE) after each other event of the group is sent, when a delta finds the answer
-older than REFRESH, and set at once when a socket of another process asks the generation for a snapshot
-(control.py). Every other event (start, done, waiting, thread...) always goes through Redis. Why no socket of
-another process misses a delta it would take (chat tabs and share viewers take a turn's deltas only once they
-heard its `chat.start` or subscribed to it, replay.py):
-- It heard the start: its process's inlet was in the group when the start's group_send read the members (a socket
-  follows only once its inlet joined), so it is seen by the check made after that send, before the turn is
-  announced to the generation (start_turn), hence before its deltas.
+The other processes get a conversation's events from this process's outbox (relay/outbox.py): the events of every
+conversation published within one frame go to each other process's inlet as one message (a process that follows
+none of them gets nothing). Who follows a group is read from the layer's group (Redis: its sorted set, one ZRANGE;
+an inlet not renewed for outbox.STALE seconds is a dead process's and is skipped): afresh for every event but a
+delta, and for a delta when the last reading is older than outbox.REFRESH or was marked because a socket of another
+process asked the generation for a snapshot (control.py). Why no socket of another process misses a delta it would
+take (chat tabs and share viewers take a turn's deltas only once they heard its `chat.start` or subscribed to it,
+replay.py):
+- It heard the start: its process's inlet was in the group when the start's publish read the members (a socket
+  follows only once its inlet joined), and that reading is the one the turn's deltas use until outbox.REFRESH.
 - It subscribed: it asked the generation for a snapshot; the generation marks the group before taking the
-  snapshot, on its loop, so each delta is either in the snapshot or sent through Redis (held until the snapshot).
-- A check in flight never overwrites a mark made meanwhile (the mark is newer than the check's question).
-- A member that joins after a check and does neither takes no delta; it is found by the next check anyway.
+  snapshot, on its loop, so each delta is either in the snapshot or read the members afresh (held until the
+  snapshot). A reading in flight when the mark is made is not kept.
+- A member that joins after a reading and does neither takes no delta; it is found by the next reading anyway.
 Left as before: a snapshot request that reaches no generation (its control channel not joined yet) falls back to the
-database; that socket then gets deltas through Redis only from the next check (within REFRESH), so it can miss some.
-Whatever the cause (that, Redis dropping a message for a full channel, or a Redis restart that emptied the groups
-until the inlet joins again), a socket that gets a delta whose `after` is beyond what it has asks for a snapshot
-again (replay.py): a missed delta costs a snapshot, never a word.
+database; that socket then gets deltas only from the next reading (within outbox.REFRESH), so it can miss some.
+Whatever the cause (that, a frame dropped for a full channel, or a Redis restart that emptied the groups until the
+inlet joins again), a socket that gets a delta whose `after` is beyond what it has asks for a snapshot again
+(replay.py): a missed delta costs a snapshot, never a word. With the in-memory layer (one process) nothing goes
+through the layer while the group's only member is this process's inlet.
 
 The inlet's membership outlives what Redis keeps: it is added again by every follow, every RENEW seconds (the
 layer's `group_expiry` drops members older than a day; a restarted Redis has no groups at all, and redis-py may
@@ -53,16 +53,17 @@ from contextlib import asynccontextmanager
 
 import orjson
 
+from playground.chat.relay import outbox
+
 log = logging.getLogger(__name__)
 
 PROCESS = uuid.uuid4().hex  # stamps the events published by this process
 ENABLED = True  # the in-memory hand-over (tests of the channel-layer path switch it off)
-REFRESH = 1.0  # seconds a delta trusts the last answer to "does the group have a member of another process?"
 RENEW = 10.0  # seconds between two renewals of the inlet's memberships
 RETRY = 1.0  # seconds between two tries to receive again after the channel layer failed
 
 _followers: dict[str, weakref.WeakSet] = {}
-_remote: dict[str, tuple[bool, float]] = {}  # group -> (a member is not this process's inlet, asked at)
+_members = outbox.Members()  # who follows each group, as last read
 
 
 class Inlet:
@@ -77,6 +78,7 @@ class Inlet:
         self._turns: dict[str, list] = {}  # group -> [lock, holders]: its joins and leaves reach the layer in order
         self._listening: asyncio.Task | None = None
         self._renewing: asyncio.Task | None = None
+        self._popping: asyncio.Task | None = None  # Redis: the frames of the other processes (outbox.py)
 
     def start(self) -> None:
         """Listen and renew, or start again whichever ended. Never cancelled: a cancelled receive on the Redis
@@ -85,6 +87,8 @@ class Inlet:
             self._listening = self.loop.create_task(self._listen())
         if self._renewing is None or self._renewing.done():
             self._renewing = self.loop.create_task(self._renew())
+        if outbox.redis(self.layer) and (self._popping is None or self._popping.done()):
+            self._popping = self.loop.create_task(self._pop())
 
     @asynccontextmanager
     async def _turn(self, group: str):
@@ -101,7 +105,7 @@ class Inlet:
     async def join(self, group: str) -> None:
         """Be in `group` (added again even when it was: each follow renews the membership)."""
         if self.channel is None:
-            self.channel = await self.layer.new_channel()
+            self.channel = await self.layer.new_channel() + outbox.INLET  # takes batches (outbox.py)
         self.start()
         async with self._turn(group):
             await self.layer.group_add(group, self.channel)
@@ -122,7 +126,7 @@ class Inlet:
             async with self._turn(group):
                 if group not in self.joined:
                     continue
-                if _redis(self.layer):
+                if outbox.redis(self.layer):
                     connection = self.layer.connection(self.layer.consistent_hash(group))
                     key = self.layer._group_key(group)
                     lost += await connection.zadd(key, {self.channel: time.time()})
@@ -161,7 +165,27 @@ class Inlet:
             except Exception:
                 log.exception("Could not hand a %s over to the sockets of this process", message.get("type"))
 
+    async def _pop(self) -> None:
+        frames: list[dict] = []
+        while True:
+            try:
+                frames = await outbox.pop_frames(self.layer, self.channel, wait=not frames)
+            except Exception as exc:
+                log.debug("The inlet could not read its inbox (%r): it tries again", exc)
+                frames = []
+                await asyncio.sleep(RETRY)
+                continue
+            for frame in frames:
+                try:
+                    self.deliver(frame)
+                except Exception:
+                    log.exception("Could not hand a frame of another process over to the sockets of this process")
+
     def deliver(self, message: dict) -> None:
+        if message.get("type") == "fanout.batch":  # a frame of another process's events (outbox.py)
+            for event in message["events"]:
+                self.deliver(event)
+            return
         group = message.pop("group", None)
         if message.pop("process", None) == PROCESS:
             return  # handed over in memory already
@@ -204,7 +228,7 @@ def _drop(group: str, consumer) -> bool:
         followers.discard(consumer)
         if not followers:
             _followers.pop(group, None)
-            _remote.pop(group, None)
+            _members.forget(group)
             return True
     return False
 
@@ -220,71 +244,45 @@ def followers(group: str) -> list:
     return list(found) if found and ENABLED else []
 
 
-def _all_local(layer, group: str, local: list) -> bool:
-    """True when the layer is the in-memory one and this process's inlet is the group's only member."""
-    groups = getattr(layer, "groups", None)
-    if not local or not isinstance(groups, dict):
-        return False
-    mine = _inlet_channel(layer)
-    return all(channel == mine for channel in groups.get(group, ()))
-
-
 def remote_follower(group: str) -> None:
-    """A socket of another process asked for a snapshot of a turn of `group`: its deltas go through the layer."""
-    _remote[group] = (True, time.monotonic())
+    """A socket of another process asked for a snapshot of a turn of `group`: the next delta reads the members."""
+    _members.mark(group)
 
 
-def _redis(layer) -> bool:
-    return hasattr(layer, "_group_key") and hasattr(layer, "consistent_hash")
-
-
-async def _check(layer, group: str) -> bool:
-    """Ask Redis whether the group has a member other than this process's inlet."""
-    asked = time.monotonic()
-    key = layer._group_key(group)
-    members = await layer.connection(layer.consistent_hash(group)).zrange(key, 0, -1)
-    mine = _inlet_channel(layer)
-    found = any(member.decode() != mine for member in members)
-    known = _remote.get(group)
-    if found or known is None or known[1] < asked:  # a mark made while we asked stays
-        _remote[group] = (found, asked)
-    return _remote[group][0]
-
-
-async def _remote_members(layer, group: str) -> bool:
-    if not _redis(layer):
-        return True
-    known = _remote.get(group)
-    if known is not None and time.monotonic() - known[1] < REFRESH:
-        return known[0]
-    try:
-        return await _check(layer, group)
-    except Exception:
-        return True  # the group_send that follows raises to the caller if Redis is down
-
-
-async def publish(layer, group: str, event: dict, skip=None) -> None:
+async def publish(layer, group: str, event: dict, skip=None, lost=None) -> asyncio.Future | None:
     """Deliver `event` to every socket of `group` (but `skip`, a local one): queued for each local socket at once
-    (none waits for another, a slow one delays nobody), then to the channel layer, whose failure is raised."""
+    (none waits for another, a slow one delays nobody), then for the other processes in this process's outbox.
+
+    An event but a delta returns once it was sent, or raises the channel layer's failure. A delta returns at once
+    (its ticket, when it went to the outbox): its failure, when the frame is sent, is given to `lost`."""
     local = followers(group)
     for consumer in local:
         if consumer is not skip:
             consumer.hand(event)
-    if _all_local(layer, group, local):
-        return
+    if not outbox.readable(layer):
+        await layer.group_send(group, {**event, "group": group})  # a layer whose groups cannot be read
+        return None
     delta = event.get("type") == "chat.delta"
-    if local and delta and not await _remote_members(layer, group):
-        return
+    mine = _inlet_channel(layer) if local else None  # with no local follower, its own inlet hands them on
+    try:
+        members = await _members.get(layer, group, fresh=not delta)
+    except Exception as exc:
+        if delta and lost is not None:
+            lost(exc)
+            return None
+        raise
+    targets = [member for member in members if member != mine]
+    if not targets:
+        return None
     stamped = {**event, "group": group}
     if local:
         stamped["process"] = PROCESS
-    await layer.group_send(group, stamped)
-    if local and not delta and _redis(layer):
-        # After the send: every process it reached is in the group now, so the deltas that follow reach it too.
-        try:
-            await _check(layer, group)
-        except Exception:
-            _remote.pop(group, None)
+    ticket = outbox.outbox(layer).post(targets, stamped)
+    if not delta:
+        await ticket
+    elif lost is not None:
+        ticket.add_done_callback(lambda sent: sent.exception() is not None and lost(sent.exception()))
+    return ticket
 
 
 def delivered() -> bool:

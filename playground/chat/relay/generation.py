@@ -333,6 +333,7 @@ class Generation:
             }
             if self.replaces and status == Message.COMPLETE:
                 event["replaced"] = self.replaces
+            await live.settled()  # a delta whose frame failed is known before the notice is decided
             if live.lost:
                 event["notice"] = LIVE_LOST_NOTICE
             await fanout.publish(layer, conversation_group(answer.conversation_id), event)

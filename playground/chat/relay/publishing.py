@@ -38,6 +38,7 @@ class Live:
         self.closing = False  # ending: nothing more is published but its final event
         self.nap: asyncio.Future | None = None  # the publisher's pause between two frames, cut short at the end
         self.lost = False  # a publish failed: some tab may have missed deltas
+        self.sending: asyncio.Future | None = None  # the last delta's ticket in the outbox (fanout.publish)
         self.seq = 0
         self.renderer = BlockRenderer()
         self.blocks: list[str] = []
@@ -85,7 +86,7 @@ class Live:
         if self.catch_up and self.announced.is_set():
             self.catch_up = False
             group = conversation_group(answer.conversation_id)
-            await fanout.publish(layer, group, self._caught_up(), skip=self.tab.consumer)
+            await self._publish(layer, group, self._caught_up(), skip=self.tab.consumer)
         if not unsent:
             return
         # Everything up to the await happens at once, so a snapshot always matches what was published.
@@ -117,7 +118,18 @@ class Live:
         if self.tab is not None and not self.announced.is_set():
             self.tab.hand(event)  # message_id None until bound: the tab knows the answer by its ask's id
         else:
-            await fanout.publish(layer, conversation_group(answer.conversation_id), event)
+            await self._publish(layer, conversation_group(answer.conversation_id), event)
+
+    async def _publish(self, layer, group: str, event: dict, skip=None) -> None:
+        ticket = await fanout.publish(layer, group, event, skip=skip, lost=self.lost_live)
+        if ticket is not None:
+            self.sending = ticket
+
+    async def settled(self) -> None:
+        """Wait until the deltas published so far left the outbox (a failure among them sets `lost` first)."""
+        if self.sending is not None:
+            with suppress(Exception):
+                await asyncio.shield(self.sending)
 
     async def await_announcement(self) -> None:
         # Bounded: a generation started without start_turn (or whose announcement failed) still publishes.
