@@ -15,7 +15,7 @@ from playground.prompts.models import Prompt, PromptVersion
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 BEFORE = [("evaluate", "0003_evaluation_concurrency")]
-AFTER = [("evaluate", "0011_run_dataset_version")]  # through runs too: the cells are run 1, their notes ratings
+AFTER = [("evaluate", "0012_run_claim")]  # through runs too: the cells are run 1, their notes ratings
 TEXTS = [("", "Capital of {{country}}?"), ("Be brief.", "Capital of {{country}}?"), ("Be brief.", "{{country}}:")]
 DAY = datetime.datetime(2026, 5, 1, 12, tzinfo=datetime.UTC)
 

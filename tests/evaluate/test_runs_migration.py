@@ -12,7 +12,7 @@ from playground.prompts.models import Prompt, PromptVersion
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 BEFORE = [("evaluate", "0006_remove_evaluation_prompt_versions")]
-AFTER = [("evaluate", "0011_run_dataset_version")]
+AFTER = [("evaluate", "0012_run_claim")]
 
 
 def _migrate(targets):
