@@ -39,9 +39,8 @@ def render_cell(cell: Cell) -> str:
 
 
 def render_summary(evaluation: Evaluation) -> str:
-    variants, _, cells = services.grid(evaluation)
     run = evaluation.latest_run()
-    context = {"summaries": services.summaries(variants, cells), "evaluation": evaluation, "run": run}
+    context = {"summaries": services.run_summaries(evaluation, run), "evaluation": evaluation, "run": run}
     return render_to_string("evaluate/_summary.html", context)
 
 
@@ -129,7 +128,8 @@ async def _run(
     began = time.monotonic()
     evaluation = await Evaluation.objects.select_related("connection", "owner").aget(pk=pk)
     # A run stopped while it waited for a process to take it up is ended here, nothing sent.
-    state = {"summary_at": 0.0, "lost": False, "halt": resumed and evaluation.stop_requested}
+    state = {"summary_at": 0.0, "summary_every": SUMMARY_EVERY, "lost": False}
+    state["halt"] = resumed and evaluation.stop_requested
     run = await Run.objects.filter(pk=run_id).only("number", "started", "cells_run").afirst() if run_id else None
     task, keeper = asyncio.current_task(), None
 
@@ -150,9 +150,11 @@ async def _run(
                 # One broken cell must not take the run down: it ends as an error, the others go on.
                 log.exception("evaluation %s: cell %s failed", pk, cell_id)
                 await sync_to_async(_fail)(cell_id)
-        if time.monotonic() - state["summary_at"] > SUMMARY_EVERY:
-            state["summary_at"] = time.monotonic()
+        if time.monotonic() - state["summary_at"] > state["summary_every"]:
+            state["summary_at"] = summing = time.monotonic()
             await _send(pk, {"type": "run.summary", "html": await sync_to_async(render_summary)(evaluation)})
+            # A big grid takes a while to sum: the summary never takes more than a fifth of the run's time.
+            state["summary_every"] = max(SUMMARY_EVERY, 5 * (time.monotonic() - summing))
 
     try:
         if run is not None:  # its heartbeat, while it runs here
@@ -209,8 +211,13 @@ def _end_queued(cell_ids: list[int]) -> list[Cell]:
 
 def _prepare(evaluation: Evaluation, cell_id: int, send_empty: bool):
     cell = Cell.objects.select_related("case", "variant", "variant__prompt").get(pk=cell_id)
-    model = services.catalog_model(evaluation, cell.variant.model)
-    prompt = services.prompt_of(cell.variant, evaluation.latest_prompt())
+    # The prompt's latest version and the variants' models, read once per run (the job's own evaluation object).
+    memo = evaluation.__dict__.setdefault("_run_memo", {})
+    if ("model", cell.variant.model) not in memo:
+        memo[("model", cell.variant.model)] = services.catalog_model(evaluation, cell.variant.model)
+    if "latest" not in memo:
+        memo["latest"] = evaluation.latest_prompt()
+    model, prompt = memo[("model", cell.variant.model)], services.prompt_of(cell.variant, memo["latest"])
     cell.version = prompt  # the version this run sends (saved with the cell's state)
     lost = services.lost_version(evaluation, cell.variant, cell.case.position + 1)
     if lost:
