@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from playground.connections import gate
 from playground.evaluate import graders, resume, runs, services
-from playground.evaluate.models import Cell, Evaluation, Run
+from playground.evaluate.models import Cell, Evaluation, Rating, Run
 from playground.lib import detached, drain
 from playground.upstream import client
 from playground.upstream.errors import UpstreamError
@@ -230,6 +230,9 @@ async def _cell(evaluation: Evaluation, cell_id: int, send_empty: bool = False) 
     cell, request = await sync_to_async(_prepare)(evaluation, cell_id, send_empty)
     if cell.status != Cell.QUEUED:
         return
+    # Its states are shown without people's ratings (a query per state): the page reads the grid again, ratings
+    # and all, when the run ends.
+    cell._prefetched_objects_cache = {"ratings": Rating.objects.none()}
     cell.output, cell.error, cell.grades = "", "", {}
     cell.prompt_tokens = cell.completion_tokens = cell.ttft_ms = cell.latency_ms = None
     cell.source = "live"
