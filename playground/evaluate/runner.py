@@ -376,5 +376,5 @@ def sweep(cutoff, live: list) -> int:
         stale = stale.exclude(run__status=Run.RESUMABLE).exclude(run__status=Run.RUNNING, run__heartbeat__isnull=False)
     run_ids = set(stale.values_list("run_id", flat=True))
     count = stale.update(status=Cell.STOPPED, error=INTERRUPTED)
-    Run.objects.filter(pk__in=run_ids, status=Run.RUNNING).update(status=Run.INTERRUPTED, ended=timezone.now())
+    Run.objects.filter(pk__in=run_ids, status__in=Run.GOING).update(status=Run.INTERRUPTED, ended=timezone.now())
     return count

@@ -14,14 +14,17 @@ KEY = "sk-counting-provider"
 MODELS = ["count-a", "count-b", "count-c", "count-d"]  # one per variant: the model says which variant asked
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # the listen backlog: a run opens 16 connections at once (the default is 5)
+
+
 class CountingProvider:
     def __init__(self, delay: float = 0.02):
         self.delay = delay  # seconds before each answer: a run is long enough to be cut mid-way
         self.counts: Counter = Counter()
         self.lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self.server.daemon_threads = True
-        self.server.request_queue_size = 128
+        self.server = _Server(("127.0.0.1", 0), _handler(self))
 
     @property
     def url(self) -> str:

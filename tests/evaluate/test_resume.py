@@ -117,6 +117,17 @@ def test_a_run_of_nobodys_claim_is_still_swept_and_a_batch_run_is_never_taken(al
     assert batch.status == Run.INTERRUPTED
 
 
+@pytest.mark.django_db
+def test_a_process_that_takes_up_no_runs_sweeps_a_dead_ones_as_before(alice, catalog, settings):
+    settings.EVALUATION_RESUME_SECONDS = 0
+    evaluation = make_evaluation(alice, rows=2)
+    run = _begun(evaluation, status=Run.RESUMABLE, worker="", age=60)
+    Cell.objects.filter(run=run).update(heartbeat=timezone.now() - timedelta(minutes=5))
+    assert runner.sweep(timezone.now() - timedelta(seconds=30), []) == 2
+    run.refresh_from_db()
+    assert run.status == Run.INTERRUPTED and run.ended is not None
+
+
 # ---------------------------------------------------------------- runs sent (in this process)
 
 
