@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.db import connections
 from django.utils import timezone
 
 from playground.evaluate import resume, runner, runs, services
@@ -25,6 +26,14 @@ def provider(settings):
     provider = CountingProvider(delay=0.15).start()
     yield provider
     provider.stop()
+
+
+@pytest.fixture(autouse=True)
+def claims_thread_closed():
+    """The claims' own thread keeps its database connection, as a server's does: closed after each test, so that
+    no session of this module is left open on the test database."""
+    yield
+    resume._executor.submit(connections.close_all).result()
 
 
 @pytest.fixture
