@@ -351,6 +351,9 @@ BACKGROUND_STALE_SECONDS = float(os.environ.get("PLAYGROUND_STALE_SECONDS", "10"
 # ended as interrupted. Keep it under the process manager's own limit (systemd's TimeoutStopSec, Kubernetes'
 # terminationGracePeriodSeconds), which kills the process outright.
 DRAIN_SECONDS = float(os.environ.get("PLAYGROUND_DRAIN_SECONDS", "60"))
+# Resumable evaluation runs (playground/evaluate/resume.py): how often each process looks for live runs to take up
+# (left by a draining process, or by a dead one whose heartbeat is STALE seconds old); 0: this process never does.
+EVALUATION_RESUME_SECONDS = float(os.environ.get("PLAYGROUND_RESUME_SECONDS", "3"))
 # Teams: how often each process checks the batches on team connections for their end (and files their usage).
 BATCH_TRACK_SECONDS = float(os.environ.get("PLAYGROUND_BATCH_TRACK_SECONDS", "15"))
 # The gate (playground/connections/gate.py): requests at once per connection unless it sets its own; tokens

@@ -117,7 +117,14 @@ def live_server(django_db_setup, django_db_blocker, tmp_path_factory):
     # their fake providers count every request (tests of the tracker call `tracker.track_once` themselves).
     # Its local batches pause 50 ms between requests, so that a cancel sent just after a batch is created lands
     # while requests are left (80 long answers took under half a second on a quiet machine).
-    process = start_server(port, log_path, PLAYGROUND_BATCH_TRACK_SECONDS="86400", LOCAL_API_BATCH_DELAY="0.05")
+    # Nor does it take up evaluation runs (evaluate/resume.py): the runs tests leave resumable are theirs to resume.
+    process = start_server(
+        port,
+        log_path,
+        PLAYGROUND_BATCH_TRACK_SECONDS="86400",
+        LOCAL_API_BATCH_DELAY="0.05",
+        PLAYGROUND_RESUME_SECONDS="0",
+    )
     settings.LOCAL_API_BASE_URL = f"http://127.0.0.1:{port}/local/v1"
     settings.LOCAL_API_KEYS = [LOCAL_API_TEST_KEY]
     settings.ALLOWED_UPSTREAM_HOSTS = ["127.0.0.1", "localhost"]

@@ -2,7 +2,7 @@
 
 from channels.db import database_sync_to_async
 
-from playground.evaluate import runner
+from playground.evaluate import runner, scopes
 from playground.evaluate.forms import RunForm
 from playground.evaluate.models import Evaluation
 from playground.evaluate.services import EvaluationError
@@ -70,7 +70,7 @@ class EvaluateConsumer(AccountSockets, FrameConsumer):
         evaluation = await self._evaluation(self.scope["user"])
         if evaluation is None:
             raise EvaluationError("This evaluation no longer exists.")
-        cells = await database_sync_to_async(runner.select_cells)(evaluation, scope, target)
+        cells = await database_sync_to_async(scopes.select_cells)(evaluation, scope, target)
         if scope == "judge" and not cells:
             raise EvaluationError("judge: every done answer already has a verdict under the present rubric.")
         send_empty = content.get("send_empty") is True

@@ -148,6 +148,10 @@ class Run(models.Model):
 
     LIVE, BATCH = "live", "batch"
     RUNNING, DONE, STOPPED, INTERRUPTED = "running", "done", "stopped", "interrupted"
+    # A live run a draining process let go of with cells not yet sent: the next process to look takes it up
+    # (evaluate/resume.py). Not finished: it goes on as RUNNING wherever it is taken up.
+    RESUMABLE = "resumable"
+    GOING = (RUNNING, RESUMABLE)
 
     shares = share_links()  # its share links: deleting it deletes them
 
@@ -171,17 +175,25 @@ class Run(models.Model):
     dataset_version = models.ForeignKey(
         "datasets.DatasetVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
     )
+    # A live run's claim (evaluate/resume.py): the process that runs it (lib/detached.WORKER_ID; "" when nobody
+    # does) and when it last said so. A claim whose heartbeat is stale is taken over by another process.
+    worker = models.CharField(max_length=100, blank=True)
+    heartbeat = models.DateTimeField(null=True, blank=True)
+    # How it was started, so that a process taking it up sends the rest the same way.
+    concurrency = models.PositiveSmallIntegerField(default=DEFAULT_CONCURRENCY)
+    send_empty = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-number"]
         constraints = [models.UniqueConstraint(fields=["evaluation", "number"], name="unique_run_number")]
+        indexes = [models.Index(fields=["status"], name="run_status")]  # the resume scan looks for going runs
 
     def __str__(self) -> str:
         return f"run {self.number}"
 
     @property
     def finished(self) -> bool:
-        return self.status != self.RUNNING
+        return self.status not in self.GOING
 
     def prompt_versions(self) -> list[int]:
         return [v["prompt_version"] for v in self.variants if v.get("prompt_version")]

@@ -1,6 +1,7 @@
 """Live runs: the grid's cells streamed from the provider with a concurrency limit, as one detached job per
 evaluation (playground/lib/detached.py). Every path ends each cell with what it had: an answer, an error, or
-the partial answer of a stopped or interrupted run."""
+the partial answer of a stopped or interrupted run. A run survives a restart: on SIGTERM it sends no new cell, lets
+those sent finish and is let go of for another process to take up (evaluate/resume.py)."""
 
 import asyncio
 import logging
@@ -13,8 +14,8 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from playground.connections import gate
-from playground.evaluate import graders, runs, services
-from playground.evaluate.models import Cell, Evaluation, Run
+from playground.evaluate import graders, resume, runs, services
+from playground.evaluate.models import Cell, Evaluation, Rating, Run
 from playground.lib import detached, drain
 from playground.upstream import client
 from playground.upstream.errors import UpstreamError
@@ -38,55 +39,13 @@ def render_cell(cell: Cell) -> str:
 
 
 def render_summary(evaluation: Evaluation) -> str:
-    variants, _, cells = services.grid(evaluation)
     run = evaluation.latest_run()
-    context = {"summaries": services.summaries(variants, cells), "evaluation": evaluation, "run": run}
+    context = {"summaries": services.run_summaries(evaluation, run), "evaluation": evaluation, "run": run}
     return render_to_string("evaluate/_summary.html", context)
 
 
 def running(pk: int) -> bool:
     return detached.get(KIND, pk) is not None
-
-
-def select_cells(evaluation: Evaluation, scope: str, target) -> set[tuple[int, int]] | list[int] | None:
-    """What a run of `scope` sends: the (case, variant) pairs of the latest run's grid (None: every one), or for
-    "judge" the ids of the latest run's cells to judge again; an empty set when nothing matches."""
-    if scope == "judge":
-        return _unjudged(evaluation)
-    if scope == "all":
-        return None
-    variants = list(evaluation.variants.values_list("pk", flat=True))
-    keys = {(c, v) for c in evaluation.cases.values_list("pk", flat=True) for v in variants}
-    if scope == "missing":
-        run = evaluation.latest_run()
-        done = set(run.cells.filter(status=Cell.DONE).values_list("case_id", "variant_id")) if run else set()
-        return keys - done
-    if scope == "row":
-        return {key for key in keys if key[0] == target}
-    if scope == "column":
-        return {key for key in keys if key[1] == target}
-    if scope == "cell":
-        # Any run's cell names its place in the grid: the page may still show the run before.
-        cell = evaluation.cells.filter(pk=target).values_list("case_id", "variant_id").first()
-        return {cell} & keys if cell else set()
-    return set()
-
-
-def _unjudged(evaluation: Evaluation) -> list[int]:
-    """Done cells of the latest run whose variant has a model grader and that have no verdict of its present
-    configuration (a batch's results, or cells whose rubric changed): judged again without asking their model
-    again."""
-    run = evaluation.latest_run()
-    if run is None:
-        return []
-    cells = run.cells.filter(status=Cell.DONE).select_related("variant")
-    cells = cells.order_by("case__position", "variant__position")
-    wanted = []
-    for cell in cells:
-        judge = cell.variant.graders.get("judge")
-        if judge and (cell.grades or {}).get("judge", {}).get("of") != graders.judge_key(judge):
-            wanted.append(cell.pk)
-    return wanted
 
 
 async def start(
@@ -99,7 +58,7 @@ async def start(
     send_empty: bool = False,
     judge_only: bool = False,
 ) -> Run | None:
-    """Begin a new run of the (case, variant) pairs `cells` (None: all; see select_cells) and run it in the
+    """Begin a new run of the (case, variant) pairs `cells` (None: all; see scopes.select_cells) and run it in the
     background; with `judge_only`, `cells` are the latest run's cell ids, judged in place. Returns the new run.
     Raises EvaluationError when a run is going on or there is nothing to run.
 
@@ -110,23 +69,39 @@ async def start(
         raise services.EvaluationError(f"run: {drain.REFUSAL}")
     if cells is not None and not cells:
         raise services.EvaluationError("run: no cells to run.")
+    if await sync_to_async(resume.busy)(evaluation.pk):
+        raise services.EvaluationError(
+            "run: this evaluation is running on another server process, or is about to go on after a restart; "
+            "stop it first."
+        )
     await Evaluation.objects.filter(pk=evaluation.pk).aupdate(stop_requested=False)
     run = None
     if judge_only:
         cell_ids, run_id = list(cells), None
     else:
-        run, cell_ids = await sync_to_async(runs.begin)(
-            evaluation, user=user, keys=None if cells is None else set(cells), scope=scope
-        )
+        keys = None if cells is None else set(cells)
+        run, cell_ids = await sync_to_async(runs.begin)(evaluation, user=user, keys=keys, scope=scope)
         run_id = run.pk
         if not cell_ids:  # a grid with no rows or no variants: no run to keep
             await Run.objects.filter(pk=run_id).adelete()
             raise services.EvaluationError("run: no cells to run.")
-    job = _run(evaluation.pk, cell_ids, concurrency, send_empty, judge_only, run_id)
-    task = detached.spawn(job, name=f"evaluate-{evaluation.pk}")
-    detached.track(KIND, evaluation.pk, task)
-    task.add_done_callback(lambda t: detached.untrack(KIND, evaluation.pk, t))
+        # This process's from the start, with how it was started: another takes it up the same way.
+        await sync_to_async(resume.hold)(run_id, concurrency=concurrency, send_empty=send_empty)
+    _launch(evaluation.pk, _run(evaluation.pk, cell_ids, concurrency, send_empty, judge_only, run_id))
     return run
+
+
+def _launch(pk: int, job) -> None:
+    task = detached.spawn(job, name=f"evaluate-{pk}")
+    detached.track(KIND, pk, task)
+    task.add_done_callback(lambda t: detached.untrack(KIND, pk, t))
+
+
+def take_up(run: Run, cell_ids: list[int]) -> None:
+    """Go on with a run another process let go of or left behind (evaluate/resume.py): its cells not yet answered,
+    at the concurrency it was started with. Its page follows it here (the same group)."""
+    job = _run(run.evaluation_id, cell_ids, run.concurrency, run.send_empty, False, run.pk, resumed=True)
+    _launch(run.evaluation_id, job)
 
 
 def _keys(cell_ids: list[int]) -> list[str]:
@@ -147,18 +122,25 @@ async def _run(
     send_empty: bool = False,
     judge_only: bool = False,
     run_id: int | None = None,
+    resumed: bool = False,
 ) -> None:
     semaphore = asyncio.Semaphore(concurrency)
     began = time.monotonic()
     evaluation = await Evaluation.objects.select_related("connection", "owner").aget(pk=pk)
-    state = {"summary_at": 0.0}
-    number = await Run.objects.filter(pk=run_id).values_list("number", flat=True).afirst() if run_id else None
-    keys = await sync_to_async(_keys)(cell_ids)
-    start = {"cells": cell_ids, "keys": keys, "concurrency": concurrency, "judging": judge_only, "run": number}
-    await _send(pk, {"type": "run.start", **start})
+    # A run stopped while it waited for a process to take it up is ended here, nothing sent.
+    state = {"summary_at": 0.0, "summary_every": SUMMARY_EVERY, "lost": False}
+    state["halt"] = resumed and evaluation.stop_requested
+    run = await Run.objects.filter(pk=run_id).only("number", "started", "cells_run").afirst() if run_id else None
+    task, keeper = asyncio.current_task(), None
+
+    def lost() -> None:  # another process took the run over (this one's heartbeat went stale): stop here
+        state["lost"] = True
+        task.cancel()
 
     async def one(cell_id: int) -> None:
         async with semaphore:
+            if state["halt"] or drain.draining():
+                return  # not sent: it stays queued for the process that takes the run up (or ends as stopped)
             try:
                 if judge_only:
                     await _judge_again(evaluation, cell_id)
@@ -168,38 +150,50 @@ async def _run(
                 # One broken cell must not take the run down: it ends as an error, the others go on.
                 log.exception("evaluation %s: cell %s failed", pk, cell_id)
                 await sync_to_async(_fail)(cell_id)
-        if time.monotonic() - state["summary_at"] > SUMMARY_EVERY:
-            state["summary_at"] = time.monotonic()
+        if time.monotonic() - state["summary_at"] > state["summary_every"]:
+            state["summary_at"] = summing = time.monotonic()
             await _send(pk, {"type": "run.summary", "html": await sync_to_async(render_summary)(evaluation)})
+            # A big grid takes a while to sum: the summary never takes more than a fifth of the run's time.
+            state["summary_every"] = max(SUMMARY_EVERY, 5 * (time.monotonic() - summing))
 
     try:
+        if run is not None:  # its heartbeat, while it runs here
+            keeper = asyncio.create_task(resume.keep(run.pk, lost))
+        keys = await sync_to_async(_keys)(cell_ids)
+        start = {"cells": cell_ids, "keys": keys, "concurrency": concurrency, "judging": judge_only}
+        await _send(pk, {"type": "run.start", **start, "run": run.number if run else None, "resumed": resumed})
         await asyncio.gather(*(one(cell_id) for cell_id in cell_ids))
     finally:
-        # Cells a stop left in the queue end as stopped (with their earlier answer, if any, kept).
-        left = await sync_to_async(_end_queued)(cell_ids)
-        for cell in left:
-            await _send(
-                pk,
-                {
-                    "type": "cell.state",
-                    "id": cell.pk,
-                    "status": cell.status,
-                    "html": await sync_to_async(render_cell)(cell),
-                },
-            )
-        elapsed_ms = round((time.monotonic() - began) * 1000)
-        if run_id is not None:
-            stopped = await Cell.objects.filter(pk__in=cell_ids, status=Cell.STOPPED).aexists()
-            await sync_to_async(runs.end)(run_id, status=Run.STOPPED if stopped else Run.DONE, wall_ms=elapsed_ms)
-        evaluation.last_run_cells, evaluation.last_run_ms = len(cell_ids), elapsed_ms
-        evaluation.last_run_ended = timezone.now()
-        await Evaluation.objects.filter(pk=pk).aupdate(
-            last_run_cells=evaluation.last_run_cells,
-            last_run_ms=elapsed_ms,
-            last_run_ended=evaluation.last_run_ended,
-        )
-        html = await sync_to_async(render_summary)(evaluation)
-        await _send(pk, {"type": "run.end", "html": html, "elapsed_ms": elapsed_ms, "run": number})
+        if keeper is not None:
+            keeper.cancel()
+        if not state["lost"]:  # else another process took the run over: it is theirs to end
+            await _finish(evaluation, cell_ids, run, round((time.monotonic() - began) * 1000), resumed)
+
+
+async def _finish(evaluation: Evaluation, cell_ids: list[int], run: Run | None, elapsed_ms: int, resumed: bool):
+    pk = evaluation.pk
+    if run is not None and drain.draining() and not await sync_to_async(resume.stop_requested)(pk):
+        # This process is stopping with cells not sent: another process (or this one, started again) sends them.
+        unsent = await Cell.objects.filter(pk__in=cell_ids, status=Cell.QUEUED).aexists()
+        if unsent and await sync_to_async(resume.release)(run.pk):
+            log.warning("evaluation %s: run %s let go of with cells left to send", pk, run.pk)
+            return
+    # Cells a stop left in the queue end as stopped (with their earlier answer, if any, kept).
+    for cell in await sync_to_async(_end_queued)(cell_ids):
+        html = await sync_to_async(render_cell)(cell)
+        await _send(pk, {"type": "cell.state", "id": cell.pk, "status": cell.status, "html": html})
+    if resumed:  # from its start, across the processes that ran it
+        elapsed_ms = round((timezone.now() - run.started).total_seconds() * 1000)
+    if run is not None:
+        stopped = await Cell.objects.filter(pk__in=cell_ids, status=Cell.STOPPED).aexists()
+        await sync_to_async(runs.end)(run.pk, status=Run.STOPPED if stopped else Run.DONE, wall_ms=elapsed_ms)
+    evaluation.last_run_cells = run.cells_run if resumed else len(cell_ids)
+    evaluation.last_run_ms, evaluation.last_run_ended = elapsed_ms, timezone.now()
+    await Evaluation.objects.filter(pk=pk).aupdate(
+        last_run_cells=evaluation.last_run_cells, last_run_ms=elapsed_ms, last_run_ended=evaluation.last_run_ended
+    )
+    html = await sync_to_async(render_summary)(evaluation)
+    await _send(pk, {"type": "run.end", "html": html, "elapsed_ms": elapsed_ms, "run": run.number if run else None})
 
 
 def _fail(cell_id: int) -> None:
@@ -217,8 +211,13 @@ def _end_queued(cell_ids: list[int]) -> list[Cell]:
 
 def _prepare(evaluation: Evaluation, cell_id: int, send_empty: bool):
     cell = Cell.objects.select_related("case", "variant", "variant__prompt").get(pk=cell_id)
-    model = services.catalog_model(evaluation, cell.variant.model)
-    prompt = services.prompt_of(cell.variant, evaluation.latest_prompt())
+    # The prompt's latest version and the variants' models, read once per run (the job's own evaluation object).
+    memo = evaluation.__dict__.setdefault("_run_memo", {})
+    if ("model", cell.variant.model) not in memo:
+        memo[("model", cell.variant.model)] = services.catalog_model(evaluation, cell.variant.model)
+    if "latest" not in memo:
+        memo["latest"] = evaluation.latest_prompt()
+    model, prompt = memo[("model", cell.variant.model)], services.prompt_of(cell.variant, memo["latest"])
     cell.version = prompt  # the version this run sends (saved with the cell's state)
     lost = services.lost_version(evaluation, cell.variant, cell.case.position + 1)
     if lost:
@@ -231,6 +230,9 @@ async def _cell(evaluation: Evaluation, cell_id: int, send_empty: bool = False) 
     cell, request = await sync_to_async(_prepare)(evaluation, cell_id, send_empty)
     if cell.status != Cell.QUEUED:
         return
+    # Its states are shown without people's ratings (a query per state): the page reads the grid again, ratings
+    # and all, when the run ends.
+    cell._prefetched_objects_cache = {"ratings": Rating.objects.none()}
     cell.output, cell.error, cell.grades = "", "", {}
     cell.prompt_tokens = cell.completion_tokens = cell.ttft_ms = cell.latency_ms = None
     cell.source = "live"
@@ -249,7 +251,7 @@ async def _cell(evaluation: Evaluation, cell_id: int, send_empty: bool = False) 
     body = dict(request.body)
     if evaluation.connection.include_usage:
         body["stream_options"] = {"include_usage": True}
-    ticket = None
+    ticket, asked = None, False  # asked: the request went to the provider
 
     async def waiting(in_use: int, limit: int) -> None:
         words = f"Waiting for a free slot ({in_use} of {limit} in use)…"
@@ -260,7 +262,12 @@ async def _cell(evaluation: Evaluation, cell_id: int, send_empty: bool = False) 
         ticket = await gate.aopen(
             evaluation.connection, evaluation.owner_id, "chat", body=body, wait=True, on_wait=waiting
         )
-        started = time.monotonic()
+        if drain.draining():  # the drain began while it waited for a slot: not sent, it stays for the next process
+            await ticket.arelease()
+            ticket, cell.status = None, Cell.QUEUED
+            await _save(pk, cell)
+            return
+        started, asked = time.monotonic(), True
         async with client.chat_stream(ticket.endpoint, body) as stream:
             async for chunk in stream:
                 usage = chunk.get("usage")
@@ -285,7 +292,10 @@ async def _cell(evaluation: Evaluation, cell_id: int, send_empty: bool = False) 
         cell.status, cell.error = Cell.ERROR, f"{exc.title}: {exc.message}"
         cell.latency_ms = round((time.monotonic() - started) * 1000)
     except asyncio.CancelledError:
-        cell.status, cell.error = Cell.STOPPED, STOPPED
+        if drain.draining() and not asked:  # cut at the end of the drain before it was sent: it stays queued
+            cell.status = Cell.QUEUED
+        else:
+            cell.status, cell.error = Cell.STOPPED, INTERRUPTED if drain.draining() else STOPPED
         await asyncio.shield(_save(pk, cell))
         raise
     finally:
@@ -358,10 +368,13 @@ def beat(live: list) -> None:
 
 def sweep(cutoff, live: list) -> int:
     """Cells a dead process left running end as interrupted, and so do their runs (a batch run's cells wait on the
-    provider, not on a process: they are not swept)."""
+    provider, not on a process: they are not swept; nor are a claimed live run's, which another process takes up
+    unless this one takes up no runs: evaluate/resume.py)."""
     stale = Cell.objects.filter(status__in=Cell.ACTIVE, heartbeat__lt=cutoff).exclude(evaluation_id__in=live)
     stale = stale.exclude(run__source=Run.BATCH)
+    if resume.period() > 0:  # a live run with a claim is taken up by another process instead (evaluate/resume.py)
+        stale = stale.exclude(run__status=Run.RESUMABLE).exclude(run__status=Run.RUNNING, run__heartbeat__isnull=False)
     run_ids = set(stale.values_list("run_id", flat=True))
     count = stale.update(status=Cell.STOPPED, error=INTERRUPTED)
-    Run.objects.filter(pk__in=run_ids, status=Run.RUNNING).update(status=Run.INTERRUPTED, ended=timezone.now())
+    Run.objects.filter(pk__in=run_ids, status__in=Run.GOING).update(status=Run.INTERRUPTED, ended=timezone.now())
     return count

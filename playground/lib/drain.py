@@ -6,7 +6,9 @@ On the first SIGTERM the process drains:
   nothing (the balancer may retry it on another process), a new websocket is accepted and closed at once with
   RECONNECT, the batch poller claims nothing, an evaluation run or a speech clip is refused;
 - what runs goes on: generations, speech clips, evaluation runs and local batches (the background-work registry,
-  lib/detached.py) and HTTP requests in flight, for up to PLAYGROUND_DRAIN_SECONDS;
+  lib/detached.py) and HTTP requests in flight, for up to PLAYGROUND_DRAIN_SECONDS (a live evaluation run sends no
+  new cell: once its cells in flight are answered it is let go of, and another process takes it up:
+  evaluate/resume.py);
 - then it closes its open websockets with RECONNECT (the page reconnects at once, through the balancer, to another
   process, and follows any answer still running there as a second tab does) and exits.
 

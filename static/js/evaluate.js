@@ -169,7 +169,9 @@
         var badge = cell.querySelector(".cell-head .badge");
         if (badge) { badge.textContent = "queued"; badge.className = "badge badge-accent"; }
       });
-      say("Running " + counts.total + " cell" + (counts.total === 1 ? "" : "s") + ", " + data.concurrency + " at a time…");
+      // A run taken up by another process after a restart (evaluate/resume.py) sends only the cells left.
+      say((data.resumed ? "Going on after a server restart: " : "Running ") + counts.total + " cell" +
+        (counts.total === 1 ? "" : "s") + (data.resumed ? " left" : "") + ", " + data.concurrency + " at a time…");
     } else if (data.type === "delta") {
       var cell = document.getElementById("cell-" + data.id);
       var live = cell && cell.querySelector(".live-text");

@@ -1,5 +1,6 @@
 """A restart behind the balancer with a speech clip, an evaluation run and a local batch in flight on the restarted
-process (issue 35.2): the drain lets each finish whole, the process exits, starts again, and nothing is interrupted.
+process (issue 35.2): the drain lets each finish whole (the run's cells in flight; the run is then taken up by the
+other process), the process exits, starts again, and nothing is interrupted.
 
 The same fleet as tests/operations/test_rolling_restart.py (Debian's HAProxy in front of two daphne processes on
 PostgreSQL + Redis). The jobs are started on one process directly, as if the balancer had sent them there; each
@@ -128,8 +129,9 @@ def test_a_restart_lets_a_clip_an_evaluation_run_and_a_local_batch_in_flight_fin
     clip.refresh_from_db()
     assert clip.status == SpeechClip.COMPLETE, (clip.status, clip.error)
     assert clip.bytes == clip.path.stat().st_size == CHUNKS * CHUNK
-    # Every cell of the run was filled by the draining process, none stopped.
-    assert statuses(evaluation) == {"done": 16}
+    # Every cell of the run is filled, none stopped: those sent before the SIGTERM by the draining process, the
+    # others by the process that took the run up (evaluate/resume.py).
+    wait_for(lambda: statuses(evaluation) == {"done": 16}, timeout=60, what="every cell of the run answered")
     # The batch's requests ran to their end on the draining process; the tracker (any process) files the results.
     with logged_in(alice, _At(balancer.url)) as http:
         final = wait_for_status(http, batch.pk, TERMINAL, timeout=60)
