@@ -98,3 +98,17 @@ async def test_an_answer_that_failed_still_ends_with_its_rendered_article(live_s
     await finish(reply["message_id"])
     await ws.disconnect()
     assert done["type"] == "error" and 'data-status="error"' in done["html"]
+
+
+async def test_a_turn_the_page_cannot_build_comes_rendered(live_server, alice, make_conversation):
+    """n > 1: the placeholder has a tab for each choice, which the prototypes do not: the reply carries the
+    rendered articles, as before."""
+    conversation = await sync_to_async(make_conversation)()
+    ws = await connect(conversation.pk, alice)
+    await ws.send_json_to({"action": "send", "id": "n2", "content": "Two please", "n": "2"})
+    while (reply := await ws.receive_json_from(timeout=30)).get("id") != "n2":
+        pass
+    assert reply["type"] == "sent" and "placeholder" not in reply
+    assert reply["html"].count("<article") == 2 and "Choice 2" in reply["html"]
+    await finish(reply["message_id"])
+    await ws.disconnect()

@@ -13,8 +13,13 @@ SNAPSHOT_TIMEOUT = 1.0  # how long a subscriber waits for the generator before r
 def placeholder_of(user_message: Message | None, assistant: Message, rows: list[Message]) -> dict | None:
     """A new turn as data, for the page to build its question and answer from the prototypes (chat/prototypes.py)
     instead of the server rendering them: None when the page could not (no question, or a question with siblings,
-    whose ‹ 1/2 › the prototypes do not have). `rows`: the conversation's messages before the turn."""
+    whose ‹ 1/2 › the prototypes do not have, or an answer of n > 1 choices, whose tabs they do not have either).
+    `rows`: the conversation's messages before the turn."""
+    from playground.chat.choices import choice_count  # which imports this module
+
     if user_message is None or any(row.parent_id == user_message.parent_id for row in rows):
+        return None
+    if choice_count(assistant) > 1:
         return None
     return {
         "question": {"id": user_message.pk, "content": user_message.content, "root": user_message.parent_id is None},
