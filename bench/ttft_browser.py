@@ -12,6 +12,8 @@ In the page (clock: `performance.now()`), from the Send button's click:
   digits compared, so a `**` the live tail shows for a moment before the final render makes it bold is no word);
 - "on screen" is the frame that paints a change: a change made in an animation-frame callback is painted at the
   end of that frame, any other change at the next frame (the time of that frame's callbacks);
+- finished: the answer's article shows it ended (`data-status` no longer streaming: the "Generating" badge gone, the
+  actions and the footer in place), i.e. the end as a person, or a bench that waits for the end, sees it;
 - flashes: the whole text was on screen, then less of it (the final render replacing the live one badly);
 - arrivals: the first and the last delta and the `done` event on the websocket (the socket's share against the page's).
 Direct: from the request to the first and to the last content chunk. (The browser context bypasses the page's
@@ -103,7 +105,12 @@ WATCH = """() => {
       t.marks.push(mark);
       window.__painted(mark);
     }
-    t.status = article ? article.dataset.status : null;
+    var status = article ? article.dataset.status : null;
+    if (status && status !== "streaming" && t.status === "streaming") {
+      t.finished = { at: performance.now() };
+      window.__painted(t.finished);
+    }
+    t.status = status;
   }
   new MutationObserver(look).observe(document.getElementById("thread"), { childList: true, subtree: true, characterData: true, attributes: true, attributeFilter: ["data-status"] });
 }"""
@@ -154,6 +161,7 @@ def browser_send(page, server: Server, pk: int, prompt: str) -> dict:
         "placeholder": t["placeholder"]["paint"] - click,
         "first": texts[0]["paint"] - click if texts else None,
         "last": whole["paint"] - click if whole else None,
+        "finished": t["finished"]["paint"] - click if t.get("finished") else None,
         "first_arrival": arrivals["delta"] - click if arrivals["delta"] else None,
         "last_arrival": arrivals["lastDelta"] - click if arrivals["lastDelta"] else None,
         "done_arrival": arrivals["done"] - click if arrivals["done"] else None,
@@ -167,7 +175,17 @@ def sends(server: Server, pks: list[int], runs: int, prompt: str) -> dict:
 
     rows = {
         k: []
-        for k in ("placeholder", "first", "last", "first_arrival", "last_arrival", "done_arrival", "flashes", "chars")
+        for k in (
+            "placeholder",
+            "first",
+            "last",
+            "finished",
+            "first_arrival",
+            "last_arrival",
+            "done_arrival",
+            "flashes",
+            "chars",
+        )
     }
     rows["direct_first"], rows["direct_last"] = [], []
     with (
@@ -410,6 +428,7 @@ def table(rows: dict, title: str) -> None:
     line("Send → last delta on the websocket (vs last chunk)", "last_arrival", "direct_last")
     line("Send → `done` on the websocket (vs last chunk)", "done_arrival", "direct_last")
     line("Send → last text on screen", "last", "direct_last")
+    line("Send → answer finished on screen (its status: badge, actions, footer)", "finished", "direct_last")
     print(
         f"| flashes (whole text shown, then less) | {sum(rows['flashes'])} in {len(rows['flashes'])} sends | | | |\n"
         f"| answer length | {p(rows['chars']):.0f} characters | | | |"

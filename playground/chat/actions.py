@@ -136,16 +136,17 @@ def refusal(outcome: Outcome) -> dict:
 
 
 def _prepare_send(ctx: Context, fields: QueryDict, launch) -> Outcome:
-    return commands.prepare_send(ctx.user, ctx.conversation_id, fields, (), launch)
+    return commands.prepare_send(ctx.user, ctx.conversation_id, fields, (), launch, render=False)
 
 
 @action("send")
 async def send(ctx: Context, frame: dict) -> None:
     """A new turn from the composer: the upstream call starts, then the rows are written, then the tab hears
-    `sent` (the question and the answer's placeholder). Deltas that arrive before the rows are written come to
-    this tab at once, named by the frame's id (`action`) until the message id is known; the page holds them
-    until `sent`. `early`: the upstream call started before any row was written (always, since every send
-    starts it there)."""
+    `sent` (the question and the answer's placeholder as data, `placeholder`, which the page builds its articles
+    from: nothing is rendered on the way to the first delta; `html` when the page could not build them). Deltas
+    that arrive before the rows are written come to this tab at once, named by the frame's id (`action`) until
+    the message id is known; the page holds them until `sent`. `early`: the upstream call started before any row
+    was written (always, since every send starts it there)."""
     fields = form_fields(frame)
     if fields is None:
         await ctx.reply({"type": "invalid", "errors": ["Fields: each value must be text or a list of texts."]})
@@ -154,10 +155,17 @@ async def send(ctx: Context, frame: dict) -> None:
     async def sent(outcome: Outcome) -> None:
         turn = outcome.turns[0]
         frame = {"type": "sent", "message_id": turn.assistant.pk, "conversation": ctx.conversation_id}
-        await ctx.reply({**frame, "html": outcome.html, "early": turn.generation is not None})
+        frame["early"] = turn.generation is not None
+        if turn.placeholder is not None:
+            frame["placeholder"] = turn.placeholder  # the page builds the articles (articles.js)
+        else:
+            frame["html"] = outcome.html
+        await ctx.reply(frame)
 
     cache = getattr(ctx.socket, "sends", None)  # what the socket's earlier sends read (send_cache.py)
-    outcome = await commands.send(ctx.user, ctx.conversation_id, fields, on_sent=sent, tab=ctx.tab(), cache=cache)
+    outcome = await commands.send(
+        ctx.user, ctx.conversation_id, fields, on_sent=sent, tab=ctx.tab(), cache=cache, render=False
+    )
     if outcome.kind != SENT:
         await ctx.reply(refusal(outcome))
 

@@ -31,7 +31,7 @@ from playground.chat.outcomes import (
     refused,
 )
 from playground.chat.panel import PanelProblems, apply_panel
-from playground.chat.relay.display import render_message
+from playground.chat.relay.display import placeholder_of, render_message
 from playground.chat.relay.fanout import Tab
 from playground.chat.send_cache import SendCache
 from playground.chat.services import branches as operations
@@ -85,14 +85,22 @@ def errors_of(composer: ComposerForm, panel: PanelProblems | None) -> list[str]:
 
 
 def prepare_send(
-    user, conversation_id: int | None, fields, files=(), launch=None, cache: SendCache | None = None
+    user,
+    conversation_id: int | None,
+    fields,
+    files=(),
+    launch=None,
+    cache: SendCache | None = None,
+    *,
+    render: bool = True,
 ) -> Outcome:
     """Everything synchronous of a send, in one thread hop. `conversation_id` None: the start page's first
     message, which saves the conversation with it (a failure leaves neither behind). `cache`: what the earlier
-    sends of the same socket read (send_cache.py)."""
+    sends of the same socket read (send_cache.py). `render` False (a page that builds the articles itself):
+    the turn comes as data (`Turn.placeholder`) and nothing is rendered, unless the page could not build it."""
     rows = []
     try:
-        outcome = _prepare_send(user, conversation_id, fields, files, launch, cache, rows)
+        outcome = _prepare_send(user, conversation_id, fields, files, launch, cache, rows, render)
     except BaseException:
         if cache is not None:
             cache.forget()
@@ -102,7 +110,7 @@ def prepare_send(
     return outcome
 
 
-def _prepare_send(user, conversation_id, fields, files, launch, cache, rows: list) -> Outcome:
+def _prepare_send(user, conversation_id, fields, files, launch, cache, rows: list, render: bool) -> Outcome:
     if conversation_id is None:
         conversation = Conversation(owner=user)
     else:
@@ -151,6 +159,10 @@ def _prepare_send(user, conversation_id, fields, files, launch, cache, rows: lis
         composer.add_error(None, refusal.message)
         outcome.errors = errors_of(composer, panel)
         return outcome
+    if not render:
+        turn.placeholder = placeholder_of(turn.user_message, turn.assistant, rows)
+        if turn.placeholder is not None:
+            return Outcome(SENT, conversation=conversation, turns=[turn])
     turn.assistant_html = render_message(turn.assistant)
     html = render_message(turn.user_message) + turn.assistant_html
     return Outcome(SENT, conversation=conversation, turns=[turn], html=html)
@@ -165,15 +177,16 @@ async def send(
     on_sent: OnSent = None,
     tab: Tab | None = None,
     cache: SendCache | None = None,
+    render: bool = True,
 ) -> Outcome:
     """A new turn from the composer (`fields`: the message and the panel's fields; `files`: its attachments).
     `tab`: the socket that asked, which gets the answer's first deltas before its rows are written; `cache`: what
-    its earlier sends read."""
+    its earlier sends read; `render` False: the page builds the articles from the turn's data (prepare_send)."""
     if problem := await live_problem():
         return failed(problem, UNAVAILABLE)
     launch = services.launcher(asyncio.get_running_loop(), tab=tab)
     try:
-        outcome = await sync_to_async(prepare_send)(user, conversation_id, fields, files, launch, cache)
+        outcome = await sync_to_async(prepare_send)(user, conversation_id, fields, files, launch, cache, render=render)
     except DatabaseError:
         return failed("database_unavailable", UNAVAILABLE)
     return await _start(outcome, on_sent)

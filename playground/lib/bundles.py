@@ -28,6 +28,7 @@ CHAT_SCRIPTS = [
     "markdown",
     "choices",
     "final",
+    "articles",  # the articles the page builds itself (uses final.js)
     "paint",  # stream.js's DOM writes
     "reconnect",
     "announce",

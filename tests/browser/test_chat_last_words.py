@@ -14,18 +14,19 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pyte
 
 FILLER = " ".join(f"word{i}" for i in range(60))
 
-# Wraps the final render (final.js) to see what it did to the body: which of the nodes shown just before it are
-# still in the same body after it, and which nodes it took out of the page for good.
+# Wraps the end of the answer (articles.js: the page finishes a complete answer it watched from the `done` event's
+# last words and data) to see what it did to the body: which of the nodes shown just before it are still in the
+# same body after it, and which nodes it took out of the page for good.
 WATCH = """() => {
-  var real = window.ChatFinal.apply;
+  var real = window.ChatArticles.finish;
   window.__ends = [];
-  window.ChatFinal.apply = function (article, html, live) {
+  window.ChatArticles.finish = function (article, data) {
     var body = article.querySelector(".message-body");
     var shown = Array.from(body.querySelectorAll(".blocks > *, .tail > *"));
     var code = body.querySelector(".tail code");
     var observer = new MutationObserver(function () {});
     observer.observe(body, { childList: true, subtree: true });
-    var result = real(article, html, live);
+    var result = real(article, data);
     var removed = [];
     observer.takeRecords().forEach(function (record) {
       record.removedNodes.forEach(function (node) { if (node.nodeType === 1 && !body.contains(node)) removed.push(node.outerHTML); });
@@ -51,7 +52,7 @@ def blocks_html(answer) -> str:
 
 
 def finish_and_reload(page, text: str) -> tuple[dict, str, str]:
-    page.wait_for_function("() => window.ChatFinal && window.ChatMarkdown")
+    page.wait_for_function("() => window.ChatArticles && window.ChatMarkdown")
     page.evaluate(WATCH)
     answer = send(page, f"Go [say:{text}]")
     expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
@@ -109,3 +110,41 @@ def test_a_code_block_at_the_end_gains_its_highlighting_in_place(open_chat):
     assert end["sameBody"] and end["removed"] == [] and end["codeStayed"] is True, end
     assert end["stayed"] == end["before"] and end["patched"] == 1 and end["changedNodes"] >= 1, end
     assert live == reloaded and "tok-" in live
+
+
+# The page's articles without what differs between two renders of the same rows (the CSRF token's mask) and the
+# whitespace between elements.
+ARTICLES = """() => Array.from(document.querySelectorAll('#message-list article[data-message-id]')).map(function (a) {
+  return a.outerHTML.replace(/name="csrfmiddlewaretoken" value="[^"]*"/g, "").replace(/>\\s+</g, "><").trim();
+})"""
+
+
+def test_a_150_word_answer_ends_with_its_last_words_and_no_swap_of_its_body(open_chat):
+    """Sent over the socket: the page builds the question and the placeholder from the `sent` reply's data and
+    finishes the answer from its `done` (no article in it): the body it showed stays, every element of it, and
+    the thread is then the one a reload renders, actions and footer included."""
+    page = open_chat()
+    page.wait_for_function("() => window.ChatArticles && window.ChatMarkdown")
+    page.evaluate(WATCH)
+    page.evaluate("""() => {
+      window.__sent = [];
+      var real = window.ChatClient.request;
+      window.ChatClient.request = function (frame, callback) {
+        return real(frame, function (reply) { window.__sent.push(reply); callback(reply); });
+      };
+    }""")
+    answer = send(page, "write 150 words about rivers")
+    expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
+    page.wait_for_function("() => window.__ends.length === 1")
+    end = page.evaluate("window.__ends[0]")
+    reply = page.evaluate("window.__sent[0]")
+    assert reply["type"] == "sent" and "placeholder" in reply and "html" not in reply, reply
+    assert end["sameBody"] and end["removed"] == [] and end["stayed"] == end["before"] and end["tail"] == 0, end
+    stats = page.evaluate("window.ChatClient.stats")
+    assert stats["patched"] == 1 and stats["replaced"] == 0, stats
+    words = answer.locator(".message-body").inner_text().split()
+    assert len(words) >= 140
+    built = page.evaluate(ARTICLES)
+    page.reload()
+    expect(page.locator('article[data-role="assistant"][data-status="complete"]')).to_have_count(1)
+    assert page.evaluate(ARTICLES) == built

@@ -90,7 +90,10 @@ def test_a_tab_on_another_process_sees_the_whole_answer(live_server, second_serv
     kinds = [e["type"] for e in events]
     assert kinds[0] == "start" and kinds[-1] == "done" and kinds.count("delta") >= 2
     assert "".join(e["text"] for e in events if e["type"] == "delta") == message.content
-    assert f'data-message-id="{message.pk}"' in events[-1]["html"]
+    # The end as data (no article: the tab finishes it itself), across the Redis layer: the last words and footer.
+    assert events[-1]["message_id"] == message.pk and "html" not in events[-1]
+    shown = "".join(b for e in events if e["type"] == "delta" for b in e["blocks"]) + "".join(events[-1]["last"])
+    assert shown == message.html and events[-1]["meta"]["footer"]["rows"]
 
 
 async def join_mid_answer(host, cookie, conversation_pk, message_id, events):

@@ -37,7 +37,10 @@ async def test_an_answer_streams_as_numbered_deltas_then_done_and_is_saved(live_
     assert message.status == "complete"
     assert "".join(d["text"] for d in deltas) == message.content
     assert len(message.content.split()) >= 100
-    assert kinds[-1] == "done" and 'data-status="complete"' in events[-1]["html"]
+    # A complete answer's end: its last words and footer, which the page finishes the article with (articles.js).
+    assert kinds[-1] == "done" and events[-1]["status"] == "complete" and "html" not in events[-1]
+    shown = "".join(b for d in deltas for b in d["blocks"]) + "".join(events[-1]["last"])
+    assert shown == message.html
     assert message.finish_reason == "stop"
     assert message.usage["completion_tokens"] > 0 and message.trace_id
     assert 0 <= message.ttft_ms <= message.total_ms
@@ -209,7 +212,9 @@ async def test_reasoning_streams_into_its_own_field(live_server, alice, make_con
     message = await Message.objects.aget(pk=turn.assistant.pk)
     assert (message.reasoning, message.content) == ("17 × 23 = 340 + 51 = 391.", "It is **391**.")
     assert "".join(e.get("reasoning", "") for e in events if e["type"] == "delta") == message.reasoning
-    assert "<strong>391</strong>" in events[-1]["html"]
+    shown = "".join(b for e in events for b in e.get("blocks", []) + e.get("last", []))
+    assert "<strong>391</strong>" in shown
+    assert events[-1]["meta"]["reasoning_tokens"] == (message.reasoning_tokens or 0)
 
 
 async def test_non_streaming_mode_gives_one_done_event(live_server, alice, make_conversation):

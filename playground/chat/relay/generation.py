@@ -11,6 +11,7 @@ With a channel layer shared by several processes it also listens on its own chan
 
 import asyncio
 import logging
+import threading
 import time
 from contextlib import suppress
 
@@ -22,7 +23,7 @@ from playground.chat.models import Message
 from playground.chat.relay import control, fanout, persistence
 from playground.chat.relay.answer import Answer, Unsent
 from playground.chat.relay.control import generation_group
-from playground.chat.relay.display import final_html
+from playground.chat.relay.display import final_html, finished_meta
 from playground.chat.relay.limits import Limits, internal_error, rejects_stream_options
 from playground.chat.relay.publishing import Live, conversation_group
 from playground.connections import gate
@@ -77,6 +78,7 @@ class Generation:
         self.headers = headers or {}
         self.limits = limits or Limits()
         self.replaces: int | None = None  # a retried answer, deleted once this one is complete
+        self.whole_final = False  # its tabs need the final article whole (a compare column: start_turn sets it)
         # Its state, one object a part.
         self.answer = Answer(Unsent(timing=settings.DEBUG_RELAY_TIMING))
         self.live = Live(self.answer, tab)
@@ -85,6 +87,7 @@ class Generation:
         self.task: asyncio.Task | None = None
         self.work: asyncio.Task | None = None  # the upstream call
         self.requested = asyncio.Event()  # the request is written: the provider is working on it
+        self.written = threading.Event()  # the same, for the thread that writes the rows (or the call ended first)
         self.stop_requested = False
         self._bound: asyncio.Future | None = None  # the assistant row exists (bind)
         self._said_waiting: tuple[int, int] | None = None
@@ -132,6 +135,15 @@ class Generation:
     def announce(self) -> None:
         self.live.announce()
 
+    def _request_written(self) -> None:
+        self.requested.set()
+        self.written.set()
+
+    def wait_written(self, seconds: float) -> None:
+        """In the thread that launched it: wait (at most `seconds`) until the request is written, so that the
+        rows are written while the provider works on the first token, not while the call is being made."""
+        self.written.wait(seconds)
+
     def snapshot(self) -> dict:
         return self.live.snapshot()
 
@@ -150,6 +162,12 @@ class Generation:
     # -- the upstream call
 
     async def _call(self) -> None:
+        try:
+            await self._request()
+        finally:
+            self.written.set()
+
+    async def _request(self) -> None:
         if self.stop_requested:
             raise asyncio.CancelledError
         if self.limits.ticket is None and self.limits.queued is not None:
@@ -170,12 +188,14 @@ class Generation:
                     await Connection.objects.filter(pk=self.limits.connection_id).aupdate(include_usage=False)
                 await self._stream()
         else:
+            self.written.set()  # no hook tells when this request is written: the rows need not wait for its answer
             try:
                 result = await asyncio.wait_for(
                     client.chat(self.endpoint, self.body, self.headers), self.limits.first_token
                 )
             except TimeoutError:
                 raise self.limits.no_answer() from None
+            self._request_written()
             self.answer.trace_id = result.trace_id
             self.answer.apply_response(result.data if isinstance(result.data, dict) else {})
 
@@ -186,7 +206,7 @@ class Generation:
         try:
             async with asyncio.timeout(self.limits.first_token) as first:
                 async with client.chat_stream(
-                    self.endpoint, self.body, self.headers, sent=self.requested.set
+                    self.endpoint, self.body, self.headers, sent=self._request_written
                 ) as stream:
                     answer.trace_id = stream.trace_id
                     apply = answer.apply
@@ -294,14 +314,26 @@ class Generation:
             with suppress(BaseException):
                 await helper
 
-    async def _finish(self, status: str, error: dict | None) -> None:
-        await persistence.finish(
+    async def _finish(self, status: str, error: dict | None) -> dict | None:
+        return await persistence.finish(
             self.answer, self.body, status, error, replaces=self.replaces, ticket=self.limits.ticket
+        )
+
+    def _page_finishes(self, status: str) -> bool:
+        """Whether the tabs that watched the answer can finish its article themselves (final.js): a complete
+        answer of plain text whose every delta was published. Tool calls, other choices, a retry (its place among
+        its siblings changes) and a compare column take the server's final render."""
+        answer = self.answer
+        return status == Message.COMPLETE and not (
+            answer.tool_calls or answer.extra or self.replaces or self.whole_final or self.live.lost
         )
 
     async def _end(self, layer, channel: str | None, status: str, error: dict | None) -> None:
         """Make the row final, then tell the viewers: a tab that hears `done` reads a finished message. The last
-        words go out first: they must not wait for the final save and render."""
+        words go out first: they must not wait for the final save. When the page can finish the article itself,
+        `done` carries what it needs instead of the article: the server's render of the last words (the live
+        tail, as a delta's blocks) and the footer's rows, so the end costs no render of the whole answer here and
+        no swap there; reloads and late tabs render the saved row."""
         answer, live = self.answer, self.live
         await live.await_announcement()
         try:
@@ -309,16 +341,21 @@ class Generation:
         except Exception as exc:
             live.lost_live(exc)
         try:
-            await self._finish(status, error)
+            fields = await self._finish(status, error)
         except Exception:
             # Left streaming, no longer stamped: the heartbeat sweep ends it as interrupted with what was flushed.
             log.exception("Could not save the end of message %s", answer.message_id)
             return
         await persistence.record_usage(answer, self.body, self.limits.ticket, status)
-        html = await sync_to_async(final_html)(answer.message_id)  # None: deleted mid-stream
+        if fields is None:
+            html = None  # deleted mid-stream
+        elif self._page_finishes(status):
+            html = ""
+        else:
+            html = await sync_to_async(final_html)(answer.message_id)  # None: deleted mid-stream
         await live.await_announcement()
         try:
-            # Live viewers get every delta before the final render.
+            # Live viewers get every delta before the end.
             await live.publish(layer)
             if channel is not None:
                 await layer.group_discard(generation_group(answer.message_id), channel)
@@ -329,8 +366,11 @@ class Generation:
                 "message_id": answer.message_id,
                 "seq": answer.seq,
                 "status": status,
-                "html": html,
             }
+            if html:
+                event["html"] = html
+            else:
+                event["last"], event["meta"] = live.finish(), finished_meta(answer.message_id, fields, self.body)
             if self.replaces and status == Message.COMPLETE:
                 event["replaced"] = self.replaces
             await live.settled()  # a delta whose frame failed is known before the notice is decided

@@ -56,23 +56,57 @@ class Limits:
 
     async def paced(self, stream, answer: Progress, first: asyncio.Timeout):
         """The stream's chunks, a network read's worth at a time (a list); after the first token, a silence
-        longer than the idle timeout ends it in words."""
+        longer than the idle timeout ends it in words. One watchdog per generation watches the silences (`Idle`):
+        a read costs a clock reading, not a timeout of its own (200 streams read thousands of times a second)."""
         batches = aiter(stream.batches())
-        while True:
-            started = answer.first_token is not None or bool(answer.tool_calls)
-            if not started:
-                batch = await anext(batches, _END)
-            else:
-                first.reschedule(None)
-                # asyncio.timeout rather than wait_for: on 3.11 wait_for swallows a Stop that lands as a chunk arrives.
+        watchdog: Idle | None = None
+        try:
+            while True:
+                if watchdog is None and (answer.first_token is not None or bool(answer.tool_calls)):
+                    first.reschedule(None)
+                    watchdog = Idle(self.idle)
                 try:
-                    async with asyncio.timeout(self.idle):
-                        batch = await anext(batches, _END)
-                except TimeoutError:
-                    raise self.silent(answer.chunks) from None
-            if batch is _END:
-                return
-            yield batch
+                    batch = await anext(batches, _END)
+                except asyncio.CancelledError:
+                    if watchdog is not None and watchdog.fired:
+                        asyncio.current_task().uncancel()
+                        raise self.silent(answer.chunks) from None
+                    raise
+                if batch is _END:
+                    return
+                if watchdog is not None:
+                    watchdog.heard()
+                yield batch
+        finally:
+            if watchdog is not None:
+                watchdog.close()
+
+
+class Idle:
+    """The idle timeout of one generation's upstream reads: a timer that wakes once per `seconds` (or later) and
+    cancels the reading task when nothing was heard for that long (`fired` tells that cancel from a Stop's)."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.loop = asyncio.get_running_loop()
+        self.task = asyncio.current_task()
+        self.last = self.loop.time()
+        self.fired = False
+        self.timer = self.loop.call_at(self.last + seconds, self._check)
+
+    def heard(self) -> None:
+        self.last = self.loop.time()
+
+    def _check(self) -> None:
+        due = self.last + self.seconds
+        if self.loop.time() < due:
+            self.timer = self.loop.call_at(due, self._check)
+            return
+        self.fired = True
+        self.task.cancel()
+
+    def close(self) -> None:
+        self.timer.cancel()
 
 
 def internal_error(exc: Exception, trace_id: str = "") -> dict:

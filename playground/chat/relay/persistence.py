@@ -44,9 +44,10 @@ async def flush_every_second(answer: Answer, body: dict) -> None:
 
 async def finish(
     answer: Answer, body: dict, status: str, error: dict | None, *, replaces: int | None, ticket: Pass | None
-) -> None:
+) -> dict | None:
     """The answer's final row (`replaces`: the retried answer it ends; `ticket`: its pass, whose key is redacted
-    from what the provider echoed)."""
+    from what the provider echoed). Returns the fields written, or None when the row was gone (deleted while it
+    streamed)."""
     fields = {
         "content": "".join(answer.content),
         "reasoning": "".join(answer.reasoning),
@@ -67,7 +68,8 @@ async def finish(
     }
     fields["tool_calls"], fields["error"] = _redacted(fields["tool_calls"], ticket), _redacted(error, ticket)
     replaces = replaces if status == Message.COMPLETE else None
-    await sync_to_async(_save_end)(answer.message_id, fields, replaces)
+    saved = await sync_to_async(_save_end)(answer.message_id, fields, replaces)
+    return fields if saved else None
 
 
 def _redacted(value, ticket: Pass | None):
@@ -84,14 +86,16 @@ def _redacted(value, ticket: Pass | None):
     return value
 
 
-def _save_end(message_id: int, fields: dict, replaces: int | None) -> None:
-    """The final state of an answer and, for a completed retry, the end of the answer it replaces, at once."""
+def _save_end(message_id: int, fields: dict, replaces: int | None) -> int:
+    """The final state of an answer and, for a completed retry, the end of the answer it replaces, at once (the
+    rows updated: 0 when the answer was deleted)."""
     with transaction.atomic():
-        Message.objects.filter(pk=message_id).update(**fields)
+        saved = Message.objects.filter(pk=message_id).update(**fields)
         if replaces and Message.objects.filter(pk=replaces).exclude(status=Message.STREAMING).exists():
             # What followed the replaced answer now follows its replacement (the retry is its sibling).
             Message.objects.filter(parent_id=replaces).update(parent_id=message_id)
             Message.objects.filter(pk=replaces).delete()
+    return saved
 
 
 async def record_usage(answer: Answer, body: dict, ticket: Pass | None, status: str) -> None:

@@ -131,6 +131,15 @@ class Live:
             with suppress(Exception):
                 await asyncio.shield(self.sending)
 
+    def finish(self) -> list[str]:
+        """The end of the answer: the server's render of its last words (the live tail, which the tabs show as
+        their own render of it), as blocks, for the `done` event. Sanitized as every delta's blocks are."""
+        html = self.renderer.finish()
+        self.tail = ""
+        if html:
+            self.blocks.append(html)
+        return [html] if html else []
+
     async def await_announcement(self) -> None:
         # Bounded: a generation started without start_turn (or whose announcement failed) still publishes.
         with suppress(TimeoutError):

@@ -27,6 +27,7 @@ from playground.upstream.client import Endpoint
 log = logging.getLogger(__name__)
 
 END = object()  # prepare_turn's default place: the end of the selected path
+REQUEST_WAIT = 0.02  # longest the rows wait for the upstream request to be written (a slow connect does not)
 
 
 @dataclass
@@ -41,6 +42,7 @@ class Turn:
     assistant_html: str = ""
     replaces: Message | None = None
     limits: "Limits | None" = None
+    placeholder: dict | None = None  # the turn as data, for pages that build its articles (relay/display.py)
 
 
 def launcher(loop: asyncio.AbstractEventLoop, headers: dict | None = None, tab: fanout.Tab | None = None):
@@ -102,6 +104,8 @@ def prepare_turn(
         values=values,
     )
     (launched,) = open_turns(conversation, connection, [request], launch)
+    if isinstance(launched.generation, Generation):
+        launched.generation.wait_written(REQUEST_WAIT)  # the call first, then the rows
     if launched.generation is not None and replace is not None:
         launched.generation.replaces = replace.pk
     children = branches.children_of(rows)
@@ -292,13 +296,14 @@ async def start_turn(turn: Turn) -> "Generation":
             turn.assistant, turn.endpoint, turn.request.body, headers=turn.headers, limits=turn.limits
         )
         turn.generation.replaces = turn.replaces.pk if turn.replaces else None
-    html = turn.assistant_html or await sync_to_async(render_message)(turn.assistant)
+    turn.generation.whole_final = bool(turn.assistant.compare)
+    event = {"type": "chat.start", "message_id": turn.assistant.pk}
+    if turn.placeholder is not None:
+        event["placeholder"] = turn.placeholder  # every tab builds it (articles.js): nothing rendered here
+    else:
+        event["html"] = turn.assistant_html or await sync_to_async(render_message)(turn.assistant)
     try:
-        await fanout.publish(
-            get_channel_layer(),
-            conversation_group(turn.conversation.pk),
-            {"type": "chat.start", "message_id": turn.assistant.pk, "html": html},
-        )
+        await fanout.publish(get_channel_layer(), conversation_group(turn.conversation.pk), event)
     except Exception as exc:
         # The generation runs and saves its answer regardless; other tabs see it when they reload.
         turn.generation.lost_live(exc)

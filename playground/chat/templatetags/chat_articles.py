@@ -30,3 +30,11 @@ def connection_notice(context, conversation):
         return None
     ensure_local_connection(user)
     return {"text": text, "connections": list(Connection.objects.for_user(user))}
+
+
+@register.simple_tag(takes_context=True)
+def message_prototypes(context, conversation):
+    """The articles the page builds itself after a send over the socket (chat/prototypes.py)."""
+    from playground.chat.prototypes import prototypes
+
+    return prototypes(conversation, context.get("csrf_token"))

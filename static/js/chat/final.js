@@ -51,21 +51,38 @@
     if (!fresh) return null;
     var newBody = fresh.querySelector(".message-body");
     var newBlocks = newBody && newBody.querySelector(".blocks");
-    if (!prefix || !newBlocks) {
+    // (Nor is it when the final article holds its body in the panels of n > 1 choices.)
+    if (!prefix || !newBlocks || newBody.parentNode !== fresh) {
       article.replaceWith(fresh);
       return { article: fresh, patched: false };
     }
-    var tail = oldBody.querySelector(".tail");
-    var changed = settleTail(tail, newBlocks);
-    // The tail's own nodes become the last blocks (moved, not made again): the body ends as a reload shows it.
-    var fragment = document.createDocumentFragment();
-    while (tail.firstChild) fragment.appendChild(tail.firstChild);
-    oldBlocks.appendChild(fragment);
-    tail.classList.remove("tail-live");
-    tail.__text = "";
+    var changed = settle(oldBody.querySelector(".tail"), oldBlocks, newBlocks);
     oldBody.hidden = newBody.hidden;
     patch(article, fresh, oldBody, newBody);
     return { article: article, patched: true, changed: changed };
+  }
+
+  // The tail's nodes brought to `final` (the server's render of the same text), then moved, not made again, to the
+  // end of the blocks: the body ends as a reload shows it. Returns how many nodes changed.
+  function settle(tail, blocks, final) {
+    var changed = settleTail(tail, final);
+    var fragment = document.createDocumentFragment();
+    while (tail.firstChild) fragment.appendChild(tail.firstChild);
+    blocks.appendChild(fragment);
+    tail.classList.remove("tail-live");
+    tail.__text = "";
+    return changed;
+  }
+
+  // The last words of an answer whose end came without its article (relay/generation.py: `last`, the server's
+  // render of the text the tail shows, sanitized as every delta's blocks): settled into the blocks in place.
+  function settleLast(body, html) {
+    var blocks = body.querySelector(".blocks");
+    var tail = body.querySelector(".tail");
+    if (!blocks || !tail) return null;
+    var template = document.createElement("template");
+    template.innerHTML = html; // not trimmed: the blocks keep the line ends a reload's have between them
+    return settle(tail, blocks, template.content);
   }
 
   // The tail shows the page's render of the last text (markdown.js, which follows the server's rules, or the text
@@ -129,5 +146,5 @@
     return Array.from(a.attributes).every(function (attribute) { return b.getAttribute(attribute.name) === attribute.value; });
   }
 
-  window.ChatFinal = { apply: apply };
+  window.ChatFinal = { apply: apply, settleLast: settleLast };
 })();

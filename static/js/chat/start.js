@@ -53,6 +53,11 @@
         if (window.htmx) window.htmx.process(part);
       }
     });
+    // The prototypes of the articles the page builds (articles.js): the start page has none.
+    var prototypes = page.getElementById("message-prototypes");
+    var old = document.getElementById("message-prototypes");
+    if (old) old.remove();
+    if (prototypes) thread.parentNode.insertBefore(prototypes, thread.nextSibling);
     thread.dataset.conversation = fresh.dataset.conversation;
     thread.dataset.wsUrl = fresh.dataset.wsUrl;
     document.getElementById("message-list").innerHTML = page.getElementById("message-list").innerHTML;

@@ -64,11 +64,12 @@
     thread.scrollTop = thread.scrollHeight;
   }
 
-  // Articles that arrive by websocket (a send from another tab) go in message order (ids grow); new messages
-  // almost always go last. One already on the page is skipped.
+  // Articles that arrive by websocket (a send from another tab), as HTML or built by the page (articles.js), go in
+  // message order (ids grow); new messages almost always go last. One already on the page is skipped.
   function insertArticles(html) {
     var added = [];
-    Array.from(parse(html).querySelectorAll("article[data-message-id]")).forEach(function (article) {
+    var articles = typeof html === "string" ? Array.from(parse(html).querySelectorAll("article[data-message-id]")) : html;
+    articles.forEach(function (article) {
       if (articleFor(article.dataset.messageId)) return;
       var id = Number(article.dataset.messageId);
       var next = null;
@@ -115,9 +116,21 @@
   // Starts held back while a post was in flight: those of that post are on the page by now, and are skipped.
   document.addEventListener("htmx:afterRequest", function (event) {
     if (!event.target.hasAttribute || !event.target.hasAttribute("data-chat-post") || posting()) return;
-    deferredStarts.splice(0).forEach(insertArticles);
+    deferredStarts.splice(0).forEach(startArticles);
     emit(document, "chat:state");
   });
+
+  // The articles of a `start` event: its HTML, or built from its data (articles.js); an empty list when the page
+  // cannot build them (the thread is fetched then).
+  function startArticles(data) {
+    if (typeof data.html === "string") return insertArticles(data.html);
+    var built = data.placeholder && window.ChatArticles ? window.ChatArticles.turn(data.placeholder) : null;
+    if (!built) {
+      syncThread();
+      return [];
+    }
+    return insertArticles(built);
+  }
 
   // ---------------------------------------------------------------- what the websocket brings
 
@@ -162,8 +175,8 @@
     }
     var id = String(data.message_id);
     if (data.type === "start") {
-      if (posting()) deferredStarts.push(data.html);
-      else if (insertArticles(data.html).length) syncThread();
+      if (posting()) deferredStarts.push(data);
+      else if (startArticles(data).length) syncThread();
       return;
     }
     if (!articleFor(id)) {
@@ -201,7 +214,7 @@
       stats.received = performance.now();
       stats.receivedSeq = data.seq;
     } else if (data.type === "done" || data.type === "error") {
-      queue.final = data.html;
+      queue.final = data;
       stats.received = performance.now();
       stats.receivedSeq = data.seq;
     } else {
@@ -268,7 +281,7 @@
       state.queue = emptyQueue();
       if (article) {
         window.ChatPaint.apply(article, queue);
-        if (queue.final) finish(article, queue.final, state.html);
+        if (queue.final) finish(article, queue.final, state);
         shownSeq = Math.max(shownSeq, state.seq);
       }
     });
@@ -280,10 +293,21 @@
     emit(document, "chat:state");
   }
 
-  // The final render: patched into the article in place when the blocks shown are its prefix (final.js).
-  function finish(article, html, live) {
+  // The end of an answer. With the final render (`html`): patched into the article in place when the blocks shown
+  // are its prefix (final.js). Without it (a complete answer this page showed every delta of): finished here from
+  // its last words and data (articles.js); a page that missed some asks for the saved article (a subscription to
+  // a finished answer brings it).
+  function finish(article, data, state) {
     var place = window.Playground ? window.Playground.focusPlace() : null;
-    var result = window.ChatFinal.apply(article, html, live);
+    var result = null;
+    if (typeof data.html === "string") result = window.ChatFinal.apply(article, data.html, state.html);
+    else {
+      if (data.meta && state.seq === data.seq && window.ChatArticles) result = window.ChatArticles.finish(article, data);
+      if (!result) {
+        socket.send({ type: "subscribe", message_id: Number(article.dataset.messageId), after: 0 });
+        return;
+      }
+    }
     if (!result) return;
     if (place) window.Playground.restoreFocus(place, result.article);
     stats[result.patched ? "patched" : "replaced"] += 1;
@@ -330,7 +354,8 @@
         var fresh = parse(data.html).querySelector('article[data-message-id="' + data.replaces + '"]');
         if (old && fresh) old.replaceWith(fresh);
       }
-      insertArticles(data.html);
+      if (data.placeholder) startArticles(data);
+      else insertArticles(data.html);
       stick = true;
       scrollToEnd();
       release("a:" + data.id);
@@ -338,7 +363,7 @@
     }
     callback(data);
     if (place) window.Playground.restoreFocus(place, inner);
-    if (!posting()) deferredStarts.splice(0).forEach(insertArticles);
+    if (!posting()) deferredStarts.splice(0).forEach(startArticles);
     emit(document, "chat:state");
   }
 

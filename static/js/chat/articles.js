@@ -1,0 +1,115 @@
+// The articles the page builds itself, from the prototypes the server rendered into it (chat/prototypes.py: the
+// same template as every article, for a stand-in message whose id is ID): a new turn's question and answer
+// placeholder from the data of a `sent` reply or a `start` event, so a send over the socket costs no render on the
+// way to the first delta; and the finished parts of an answer the page watched to its end (copy button, actions,
+// footer) from its `done` event, so the end costs no render of the article and no swap of its body. Used by the
+// stream renderer (stream.js).
+(function () {
+  "use strict";
+
+  var ID = "9007199254740";
+
+  // A copy of a prototype's article, its stand-in id replaced by `id` (in its ids, its addresses); null when the
+  // page has none (the start page).
+  function prototype(name, id) {
+    var html = prototypes()[name];
+    if (typeof html !== "string") return null;
+    var template = document.createElement("template");
+    template.innerHTML = html.split(ID).join(String(Number(id)));
+    return template.content.querySelector("article");
+  }
+
+  // {question, placeholder, finished}: their HTML, from the page's JSON script (read once per script element).
+  var holder = null;
+  var parsed = {};
+  function prototypes() {
+    var script = document.getElementById("message-prototypes");
+    if (script !== holder) {
+      holder = script;
+      try { parsed = script ? JSON.parse(script.textContent) : {}; } catch (e) { parsed = {}; }
+    }
+    return parsed;
+  }
+
+  // [question, answer placeholder] of a new turn ({question: {id, content, root}, answer: {id, model}}), or null.
+  function turn(data) {
+    var question = prototype("question", data.question.id);
+    var answer = prototype("placeholder", data.answer.id);
+    if (!question || !answer) return null;
+    question.querySelector(".message-body").textContent = data.question.content;
+    if (!data.question.root) {
+      var above = question.querySelector('[data-branch-form="insert"][data-after=""]');
+      if (above) above.remove();
+    }
+    var model = answer.querySelector(".message-model");
+    if (model && data.answer.model) model.textContent = data.answer.model;
+    else if (model) model.remove();
+    return [question, answer];
+  }
+
+  // The end of a complete answer whose every delta this page showed (`done` with `last` and `meta`, no article):
+  // the last words settled into the body (final.js), then what a finished article has around it, from the
+  // finished prototype. Returns {article, patched, changed}, or null when the page cannot (the caller then asks
+  // for the saved article).
+  function finish(article, data) {
+    var meta = data.meta;
+    var done = meta && prototype("finished", article.dataset.messageId);
+    var body = article.querySelector(".message-body");
+    if (!done || !body || body.parentNode !== article || !body.querySelector(".blocks") || article.dataset.status !== "streaming") {
+      return null;
+    }
+    var changed = window.ChatFinal.settleLast(body, (data.last || []).join(""));
+    article.setAttribute("data-status", data.status);
+    article.setAttribute("data-seq", String(data.seq));
+    article.removeAttribute("data-stop-url");
+    var head = article.querySelector(".message-head");
+    var live = head && head.querySelector(".message-live");
+    if (live) live.remove();
+    var copy = done.querySelector(".message-head .message-copy");
+    if (head && copy && meta.copy && !head.querySelector(".message-copy")) head.appendChild(copy);
+    var thinking = article.querySelector(".thinking");
+    if (thinking) {
+      thinking.removeAttribute("open");
+      var summary = thinking.querySelector("summary");
+      if (summary && meta.reasoning_tokens && !summary.querySelector("span")) {
+        var count = document.createElement("span");
+        count.className = "muted mono";
+        count.textContent = "· " + meta.reasoning_tokens + " tokens";
+        summary.append(" ", count);
+      }
+    }
+    var waiting = article.querySelector(".waiting");
+    if (waiting) waiting.remove();
+    body.hidden = !meta.copy;
+    var actions = done.querySelector(".message-actions");
+    if (actions) article.appendChild(actions);
+    if (meta.footer) article.appendChild(footer(done.querySelector(".message-meta"), meta.footer));
+    return { article: article, patched: true, changed: changed || 0 };
+  }
+
+  // The prototype's footer with the answer's rows ([term, value, title]) and trace id (chat/meta.py).
+  function footer(foot, meta) {
+    var list = foot.querySelector(".meta-list");
+    list.textContent = "";
+    meta.rows.forEach(function (row) {
+      var item = document.createElement("div");
+      if (row[2]) item.title = row[2];
+      var term = document.createElement("dt");
+      term.textContent = row[0];
+      var value = document.createElement("dd");
+      value.textContent = row[1];
+      item.append(term, value);
+      list.appendChild(item);
+    });
+    var trace = foot.querySelector(".meta-trace");
+    if (trace && meta.trace_id) {
+      trace.querySelector("code").textContent = meta.trace_id;
+      trace.querySelector("[data-copy]").setAttribute("data-copy", meta.trace_id);
+    } else if (trace) {
+      trace.remove();
+    }
+    return foot;
+  }
+
+  window.ChatArticles = { turn: turn, finish: finish };
+})();
