@@ -22,18 +22,10 @@ from playground.lib.markdown.rendering import render_markdown
 log = logging.getLogger(__name__)
 
 
-def choice_count(message: Message) -> int:
-    """How many choices the answer has or will have (the request's n, or what arrived)."""
-    params = message.params if isinstance(message.params, dict) else {}
-    n = params.get("n")
-    n = n if isinstance(n, int) and not isinstance(n, bool) else 1
-    return max(n, len(message.choices or []) + 1)
-
-
 def other_choices(message: Message) -> list[dict]:
     """The choices after the first, numbered from 2, with their sanitized HTML (empty until they arrive)."""
     texts = [text if isinstance(text, str) else "" for text in (message.choices or [])]
-    texts += [""] * (choice_count(message) - 1 - len(texts))
+    texts += [""] * (message.choice_count - 1 - len(texts))
     return [{"number": i + 2, "text": text, "html": render_markdown(text)} for i, text in enumerate(texts)]
 
 

@@ -184,6 +184,14 @@ class Message(models.Model):
         return self.status == self.STREAMING
 
     @property
+    def choice_count(self) -> int:
+        """How many choices the answer has or will have (the request's n, or what arrived)."""
+        params = self.params if isinstance(self.params, dict) else {}
+        n = params.get("n")
+        n = n if isinstance(n, int) and not isinstance(n, bool) else 1
+        return max(n, len(self.choices or []) + 1)
+
+    @property
     def waited_seconds(self) -> int:
         """Seconds since the answer was asked for (the composer's "waiting for the first token" counter)."""
         return max(0, int((timezone.now() - self.created).total_seconds())) if self.created else 0

@@ -7,7 +7,7 @@ from django.test import Client
 from django.urls import reverse
 
 from playground.chat import services
-from playground.chat.choices import choice_count, other_choices
+from playground.chat.choices import other_choices
 from playground.chat.models import Message
 from playground.chat.relay.display import render_message, snapshot_from_database
 from tests.chat.conftest import connect, receive_until_final
@@ -22,7 +22,8 @@ pytestmark = [
 async def test_the_other_choices_stream_as_deltas_and_are_saved(live_server, alice, make_conversation):
     conversation = await sync_to_async(make_conversation)(params={"n": 2})
     ws = await connect(conversation.pk, alice)
-    first, second = "One **first** " + "a " * 30 + "end.", "Two *second* here " + "b " * 30 + "end."
+    # Long enough to outlast the send on a loaded machine (0.6 s seen), at the tests' 200 tokens a second.
+    first, second = "One **first** " + "a " * 300 + "end.", "Two *second* here " + "b " * 300 + "end."
     turn = await services.send(conversation, f"two [say:{first}] [say:{second}]")
     events = await receive_until_final(ws, turn.assistant.pk)
     await ws.disconnect()
@@ -55,7 +56,7 @@ def test_tabs_are_rendered_for_the_requested_n_before_any_text_arrives(make_conv
     message = Message.objects.create(
         conversation=conversation, role="assistant", status=Message.STREAMING, params={"n": 3}
     )
-    assert choice_count(message) == 3
+    assert message.choice_count == 3
     assert [c["number"] for c in other_choices(message)] == [2, 3]
     html = render_message(message)
     assert html.count('role="tab"') == 3 and "Continue with this one" not in html

@@ -15,11 +15,9 @@ def placeholder_of(user_message: Message | None, assistant: Message, rows: list[
     instead of the server rendering them: None when the page could not (no question, or a question with siblings,
     whose ‹ 1/2 › the prototypes do not have, or an answer of n > 1 choices, whose tabs they do not have either).
     `rows`: the conversation's messages before the turn."""
-    from playground.chat.choices import choice_count  # which imports this module
-
     if user_message is None or any(row.parent_id == user_message.parent_id for row in rows):
         return None
-    if choice_count(assistant) > 1:
+    if assistant.choice_count > 1:
         return None
     return {
         "question": {"id": user_message.pk, "content": user_message.content, "root": user_message.parent_id is None},
