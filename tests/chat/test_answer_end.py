@@ -16,7 +16,7 @@ async def test_the_last_words_are_published_before_the_final_save(live_server, a
 
     async def finish(self, status, error):
         at_save.update(published=self.published_seq, received=self.seq)
-        await save(self, status, error)
+        return await save(self, status, error)
 
     monkeypatch.setattr(Generation, "_finish", finish)
     conversation = await sync_to_async(make_conversation)()
