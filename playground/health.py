@@ -5,10 +5,17 @@ Liveness touches nothing: the process answers, so it need not be restarted. Read
 answers 503 naming what failed, so the balancer sends no traffic here until it recovers; a process draining after a
 SIGTERM (lib/drain.py) answers 503 at once. Each check has its own
 time limit: a database that hangs is unready within seconds, not after the connection pool's 30 s.
+
+A busy process is not an unready one: it must not be taken out while its sibling drains (a rolling restart would
+leave the balancer with no process). So the checks that block run on threads of their own, not the loop's default
+pool (the local API's generations, snapshot renders), and a check that is only slow (no answer within the limit, no
+error) still counts as ok for SLOW_GRACE seconds after its last answer; an error fails at once.
 """
 
 import asyncio
 import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 from channels.layers import get_channel_layer
 from django.conf import settings
@@ -22,6 +29,9 @@ from playground.connections import keycheck
 from playground.lib import drain
 
 log = logging.getLogger(__name__)
+_threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="health")  # one per blocking check
+SLOW_GRACE = 5.0
+_answered: dict[str, float] = {}  # when each check last answered ok
 
 
 def _database() -> None:
@@ -50,14 +60,22 @@ async def _channel_layer() -> None:
 
 
 async def _run(name: str, check) -> tuple[str, str]:
-    work = check() if asyncio.iscoroutinefunction(check) else asyncio.to_thread(check)
+    if asyncio.iscoroutinefunction(check):
+        work = check()
+    else:
+        work = asyncio.get_running_loop().run_in_executor(_threads, check)
     try:
         await asyncio.wait_for(work, timeout=settings.HEALTH_TIMEOUT)
     except TimeoutError:
+        log.warning("readiness: %s gave no answer within %g s", name, settings.HEALTH_TIMEOUT)
+        if time.monotonic() - _answered.get(name, -SLOW_GRACE) < SLOW_GRACE:
+            return name, "ok"  # slow, not failing: it answered a moment ago
         return name, f"no answer within {settings.HEALTH_TIMEOUT:g} s"
     except Exception as exc:
         log.warning("readiness: %s failed: %s", name, exc)
+        _answered.pop(name, None)
         return name, _words(name, exc)
+    _answered[name] = time.monotonic()
     return name, "ok"
 
 
