@@ -5,6 +5,7 @@ import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from playground.chat import services
 from playground.chat.choices import other_choices
@@ -101,7 +102,9 @@ def test_continue_with_is_refused_for_a_bad_choice_a_running_answer_and_another_
     other = Client()
     other.force_login(bob)
     assert other.post(reverse("chat:choose", args=[conversation.pk, answer.pk, 2])).status_code == 404
-    Message.objects.filter(pk=answer.pk).update(status=Message.STREAMING)
+    # Stamped as a live generation stamps it: the suite's heartbeat sweep (of an earlier server test) ends rows never
+    # stamped as interrupted, and the choice would then be allowed.
+    Message.objects.filter(pk=answer.pk).update(status=Message.STREAMING, heartbeat=timezone.now())
     assert alice_client.post(reverse("chat:choose", args=[conversation.pk, answer.pk, 2])).status_code == 400
     assert alice_client.get(reverse("chat:choose", args=[conversation.pk, answer.pk, 2])).status_code == 405
     answer.refresh_from_db()
