@@ -5,10 +5,27 @@ sent)."""
 import csv
 import io
 import json
+import re
+from collections.abc import Callable
+
+from django.http import Http404, HttpResponse
 
 from playground.evaluate.compare import compare
 from playground.evaluate.models import Cell, Evaluation, Run
 from playground.evaluate.services import grid
+
+
+def download(title: str, suffix: str, kind: str, *, csv: Callable[[], str], jsonl: Callable[[], str]) -> HttpResponse:
+    """The file of `kind` (csv or jsonl; anything else is a 404) as an attachment named after the evaluation's
+    title and `suffix` ("-run-2", "-run-2-vs-1")."""
+    makers = {"csv": (csv, "text/csv; charset=utf-8"), "jsonl": (jsonl, "application/jsonl")}
+    if kind not in makers:
+        raise Http404("No such export.")
+    make, content_type = makers[kind]
+    name = (re.sub(r"[^A-Za-z0-9_-]+", "_", title).strip("_") or "evaluation") + suffix
+    response = HttpResponse(make(), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{name}.{kind}"'
+    return response
 
 
 def _ratings(cell: Cell) -> list[dict]:

@@ -1,11 +1,9 @@
 """Kept runs: a run's page (its snapshot, pass rates and how the graders agree with people), two runs compared
 case by case, and a person's rating of a run's cell. The grid of any run is the evaluation page's `?run=N`."""
 
-import re
-
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -101,16 +99,13 @@ def export_comparison(request, pk, kind):
     if errors:
         raise Http404(" ".join(errors))
     a, b = chosen["a"], chosen["b"]
-    name = re.sub(r"[^A-Za-z0-9_-]+", "_", evaluation.title).strip("_") or "evaluation"
-    name += f"-run-{b.number}-vs-{a.number}"
-    if kind == "csv":
-        response = HttpResponse(exports.comparison_csv(a, b), content_type="text/csv; charset=utf-8")
-    elif kind == "jsonl":
-        response = HttpResponse(exports.comparison_jsonl(a, b), content_type="application/jsonl")
-    else:
-        raise Http404("No such export.")
-    response["Content-Disposition"] = f'attachment; filename="{name}.{kind}"'
-    return response
+    return exports.download(
+        evaluation.title,
+        f"-run-{b.number}-vs-{a.number}",
+        kind,
+        csv=lambda: exports.comparison_csv(a, b),
+        jsonl=lambda: exports.comparison_jsonl(a, b),
+    )
 
 
 @require_POST

@@ -1,5 +1,3 @@
-import re
-
 from asgiref.sync import async_to_sync
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -327,14 +325,10 @@ def cancel_batch(request, pk):
 def export(request, pk, kind):
     evaluation = get_evaluation(request, pk)
     run = _shown_run(request, evaluation) or evaluation.latest_run()
-    name = re.sub(r"[^A-Za-z0-9_-]+", "_", evaluation.title).strip("_") or "evaluation"
-    if run is not None:
-        name += f"-run-{run.number}"
-    if kind == "csv":
-        response = HttpResponse(exports.export_csv(evaluation, run), content_type="text/csv; charset=utf-8")
-    elif kind == "jsonl":
-        response = HttpResponse(exports.export_jsonl(evaluation, run), content_type="application/jsonl")
-    else:
-        raise Http404("No such export.")
-    response["Content-Disposition"] = f'attachment; filename="{name}.{kind}"'
-    return response
+    return exports.download(
+        evaluation.title,
+        f"-run-{run.number}" if run is not None else "",
+        kind,
+        csv=lambda: exports.export_csv(evaluation, run),
+        jsonl=lambda: exports.export_jsonl(evaluation, run),
+    )
