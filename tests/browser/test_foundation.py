@@ -30,7 +30,8 @@ def test_sign_up_see_local_add_a_second_connection_and_test_it(page, live_server
     screenshot(page, "connection-form")
     page.get_by_role("button", name="Save").click()
 
-    second = page.locator(".connection", has_text="Second")
+    # By its heading: the Local card's "(tested 5 seconds ago)" holds "second" too.
+    second = page.locator(".connection").filter(has=page.get_by_role("heading", name="Second", exact=True))
     expect(second.get_by_test_id("masked-key")).to_have_text("sk-…" + live_server.api_key[-4:])
     assert live_server.api_key not in page.content()
     second.get_by_role("button", name="Test connection").click()
