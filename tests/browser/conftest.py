@@ -19,6 +19,7 @@ import pytest
 from django.core.files.storage import default_storage
 from django.core.management import call_command
 from django.db import connections
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 from playground.chat.models import Attachment, Conversation
@@ -105,11 +106,22 @@ def check_open_pages(request, contexts) -> None:
         for page in context.pages:
             if page.is_closed() or not page.url.startswith("http"):
                 continue
-            page.wait_for_load_state("load")
-            found = axe.violations(page)
+            found = settled(page, axe.violations)
             if found:
                 problems.append(axe.describe(found, page.url))
     assert not problems, "\n\n".join(problems)
+
+
+def settled(page, check):
+    """`check(page)` on the document the page has once it is loaded: a navigation the test started just before it
+    ended (a reload, a redirect) destroys the context mid-check, and the check runs again on the new document."""
+    for attempt in range(3):
+        page.wait_for_load_state("load")
+        try:
+            return check(page)
+        except PlaywrightError as error:
+            if "Execution context was destroyed" not in str(error) or attempt == 2:
+                raise
 
 
 class ScriptErrors:

@@ -112,3 +112,6 @@ def test_the_first_message_of_a_new_chat_pushes_the_address_without_a_reload(ali
     assert page.evaluate("window.samePage") is True
     page.go_back()
     expect(page).to_have_url(re.compile(r"/$"))
+    # Back to the start page reloads it (start.js): the new document is the one the test leaves open.
+    page.wait_for_function("window.samePage === undefined")
+    page.wait_for_load_state("load")

@@ -10,10 +10,11 @@
 (function () {
   "use strict";
 
-  // The tail is re-rendered each frame it changes: a long one, or one whose render got slow, shows as text until
-  // its block is finished (the server's render of the block then replaces it), so a frame stays well under 50 ms.
+  // The tail is re-rendered as it changes, less often the more a render costs (renderTail); a long one, or one whose
+  // renders stay slow, shows as text until its block is finished (the server's render of the block then replaces
+  // it), so a frame stays well under 50 ms.
   var TAIL_LIMIT = 6000;
-  var SLOW_MS = 8;
+  var SLOW_MS = 24;
   var LANGUAGE = /^[\w#+.-]{1,32}$/;
   var DATA_IMAGE = /^data:image\/(?:png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]*$/i;
   var MAX_MATH = 4000;
@@ -261,8 +262,11 @@
   }
 
   // The unfinished tail of a streaming answer, rendered; as plain text when it is too long or a library is missing.
-  // It is parsed at most every RENDER_EVERY ms: in between, new text is appended as text to the last element
-  // rendered (one cheap text node), and a trailing render follows, so the tail is never left unformatted.
+  // It is parsed at most every RENDER_EVERY ms, or every ten times its last render's cost when that is longer (at
+  // most a tenth of the main thread for a busy or slow machine): in between, new text is appended as text to the
+  // last element rendered (one cheap text node), and a trailing render follows, so the tail is never left
+  // unformatted. Two renders in a row over SLOW_MS (not one: a garbage collection or a busy core is not the text's
+  // fault) leave the rest of the block as text.
   var RENDER_EVERY = 100;
 
   function renderTail(element, text) {
@@ -280,13 +284,14 @@
       return;
     }
     var since = performance.now() - (element.__renderedAt || 0);
-    if (since < RENDER_EVERY && before && text.indexOf(before) === 0 && element.classList.contains("tail-live")) {
+    var every = Math.max(RENDER_EVERY, 10 * (element.__cost || 0));
+    if (since < every && before && text.indexOf(before) === 0 && element.classList.contains("tail-live")) {
       appendText(element, text.slice(before.length));
       if (!element.__timer) {
         element.__timer = setTimeout(function () {
           element.__timer = null;
           if (element.isConnected && element.__text) renderNow(element, element.__text);
-        }, RENDER_EVERY - since);
+        }, every - since);
       }
       return;
     }
@@ -299,7 +304,9 @@
     element.innerHTML = render(text);
     typeset(element);
     element.__renderedAt = performance.now();
-    if (element.__renderedAt - started > SLOW_MS) element.__slowAt = text.length;
+    var cost = element.__renderedAt - started;
+    if (cost > SLOW_MS && element.__cost > SLOW_MS) element.__slowAt = text.length;
+    element.__cost = cost;
   }
 
   // New text between two renders goes at the very end of the open block (the last paragraph, item, cell or code
