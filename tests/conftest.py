@@ -157,6 +157,30 @@ def bob(django_user_model):
 
 
 @pytest.fixture
+def carol(django_user_model):
+    """A third user, in no team of alice's."""
+    return django_user_model.objects.create_user("carol", "carol@example.com", PASSWORD)
+
+
+@pytest.fixture
+def team(alice, bob):
+    """Acme: alice owns it, bob is a member (tests/teams has its own, with the catalog seeded)."""
+    from playground.teams.models import MEMBER, OWNER, Membership, Team
+
+    team = Team.objects.create(name="Acme")
+    Membership.objects.create(team=team, user=alice, role=OWNER)
+    Membership.objects.create(team=team, user=bob, role=MEMBER)
+    return team
+
+
+def client_of(user) -> Client:
+    """A Django test client signed in as `user` (for tests with more than one user at a time)."""
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
 def alice_client(client, alice):
     client.force_login(alice)
     return client

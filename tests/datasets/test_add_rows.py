@@ -12,7 +12,8 @@ from playground.datasets.models import Dataset, DatasetVersion
 from playground.evaluate.models import Evaluation
 from playground.sharing.freeze import freeze
 from playground.sharing.models import Share
-from tests.datasets.conftest import client_of, make_dataset
+from tests.conftest import client_of
+from tests.datasets.conftest import make_dataset
 from tests.evaluate.conftest import make_evaluation
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,8 @@ from django.test import Client
 
 from playground.datasets import tabular, views
 from playground.datasets.models import Dataset, DatasetVersion
-from tests.datasets.conftest import client_of, make_dataset
+from tests.conftest import client_of
+from tests.datasets.conftest import make_dataset
 
 pytestmark = pytest.mark.django_db
 

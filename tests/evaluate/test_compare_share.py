@@ -13,16 +13,11 @@ from django.urls import reverse
 
 from playground.evaluate.models import Comparison, Rating
 from playground.sharing.models import Share
+from tests.conftest import client_of
 from tests.evaluate.conftest import blank_run, make_evaluation
 from tests.evaluate.test_runs import fill, two_runs
 
 pytestmark = pytest.mark.django_db
-
-
-def client_of(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_a_comparison_is_shared_frozen_and_read_signed_out_with_its_filters_and_diffs(alice, bob, catalog):

@@ -9,27 +9,15 @@ from playground.catalog.services import refresh_models
 from playground.evaluate import batch, exports, runner, services
 from playground.evaluate.models import Evaluation, Variant
 from playground.prompts.models import ImmutableVersion, Prompt, PromptVersion
-from playground.teams.models import MEMBER, OWNER, Membership, Team
+from playground.teams.models import Membership
+from tests.conftest import client_of
 from tests.evaluate.conftest import blank_run, connect, latest_cells, make_evaluation
 from tests.evaluate.test_live import finished, run
 from tests.fakeprovider import server as fake
-from tests.prompts.conftest import client_of, make_prompt
+from tests.prompts.conftest import make_prompt
 from tests.providers.conftest import fake_connection
 
 pytestmark = pytest.mark.needs_local_api
-
-
-@pytest.fixture
-def carol(django_user_model):
-    return django_user_model.objects.create_user("carol", "carol@example.com", "pw-carol-123456")
-
-
-@pytest.fixture
-def team(alice, bob):
-    team = Team.objects.create(name="Acme")
-    Membership.objects.create(team=team, user=alice, role=OWNER)
-    Membership.objects.create(team=team, user=bob, role=MEMBER)
-    return team
 
 
 @pytest.mark.django_db

@@ -7,38 +7,18 @@ import json
 
 import pytest
 from channels.testing import WebsocketCommunicator
-from django.test import Client
 
 from playground.asgi import application
 from playground.datasets import services as datasets
 from playground.evaluate import ratings
 from playground.evaluate.dataset_views import use_version
 from playground.evaluate.models import Evaluation, Rating
-from playground.teams.models import MEMBER, OWNER, Membership, Team
-from tests.conftest import PASSWORD
+from playground.teams.models import Membership, Team
+from tests.conftest import client_of
 from tests.evaluate.conftest import ORIGIN, blank_run, connect, make_evaluation
 from tests.evaluate.test_runs import fill, grade
 
 pytestmark = pytest.mark.django_db
-
-
-def client_of(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
-def carol(django_user_model):
-    return django_user_model.objects.create_user("carol", "carol@example.com", PASSWORD)
-
-
-@pytest.fixture
-def team(alice, bob):
-    team = Team.objects.create(name="Acme")
-    Membership.objects.create(team=team, user=alice, role=OWNER)
-    Membership.objects.create(team=team, user=bob, role=MEMBER)
-    return team
 
 
 def team_evaluation(alice, team):

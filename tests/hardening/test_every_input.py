@@ -10,7 +10,6 @@ from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
@@ -20,6 +19,7 @@ from playground.evaluate.models import TestCase
 from playground.sharing.freeze import freeze
 from playground.sharing.models import Share
 from playground.teams.models import OWNER, Invite, Membership, Team
+from tests.conftest import client_of
 from tests.evaluate.conftest import make_evaluation
 
 pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
@@ -37,12 +37,6 @@ def local(user) -> Connection:
 
 def conversation_of(user, **fields) -> Conversation:
     return Conversation.objects.create(owner=user, connection=local(user), model_id="local/chat", **fields)
-
-
-def client_of(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 # ---------------------------------------------------------------- 1. import of deeply nested JSON

@@ -1,9 +1,7 @@
-import pytest
 from django.test import Client
 
 from playground.prompts.drafts import check_draft, save_version
 from playground.prompts.models import Prompt
-from playground.teams.models import MEMBER, OWNER, Membership, Team
 
 
 def draft(user, **fields):
@@ -19,14 +17,6 @@ def make_prompt(user, name="summary", team=None, versions=1, **fields):
     for number in range(versions):
         save_version(prompt, draft(user, message=f"v{number + 1}", **fields), user)
     return prompt
-
-
-@pytest.fixture
-def team(alice, bob):
-    team = Team.objects.create(name="Acme")
-    Membership.objects.create(team=team, user=alice, role=OWNER)
-    Membership.objects.create(team=team, user=bob, role=MEMBER)
-    return team
 
 
 def client_of(user) -> Client:

@@ -8,7 +8,8 @@ import pytest
 from django.urls import reverse
 
 from playground.connections import gate
-from tests.prompts.conftest import client_of, make_prompt
+from tests.conftest import client_of
+from tests.prompts.conftest import make_prompt
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.needs_local_api]
 

@@ -8,7 +8,8 @@ from django.urls import reverse
 
 from playground.prompts.models import ApiToken, digest
 from playground.teams.models import AuditEvent
-from tests.prompts.conftest import client_of, make_prompt
+from tests.conftest import client_of
+from tests.prompts.conftest import make_prompt
 
 pytestmark = pytest.mark.django_db
 

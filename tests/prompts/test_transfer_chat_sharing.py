@@ -13,7 +13,8 @@ from playground.prompts.drafts import save_version
 from playground.prompts.models import Prompt
 from playground.sharing.freeze import freeze, new_share
 from playground.sharing.models import Share
-from tests.prompts.conftest import client_of, draft, make_prompt
+from tests.conftest import client_of
+from tests.prompts.conftest import draft, make_prompt
 
 pytestmark = [pytest.mark.django_db, pytest.mark.needs_local_api]
 
