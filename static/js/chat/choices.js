@@ -147,5 +147,15 @@
     renderVisible(article);
   }
 
-  window.ChatChoices = { update: update, select: select };
+  // The text each other choice gained in one delta ({index: text}) added to what it gained earlier in the same
+  // frame (the stream renderer's queue), so a frame applies them once.
+  function merge(gained, choices) {
+    gained = gained || {};
+    Object.keys(choices).forEach(function (key) {
+      gained[key] = (gained[key] || "") + choices[key];
+    });
+    return gained;
+  }
+
+  window.ChatChoices = { update: update, select: select, merge: merge };
 })();

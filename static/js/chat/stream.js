@@ -210,7 +210,7 @@
       }
       if (typeof data.tail === "string") queue.tail = data.tail;
       if (data.reasoning) queue.reasoning.push(data.reasoning);
-      if (data.choices) mergeChoices(queue, data.choices);
+      if (data.choices) queue.choices = window.ChatChoices.merge(queue.choices, data.choices);
       stats.received = performance.now();
       stats.receivedSeq = data.seq;
     } else if (data.type === "done" || data.type === "error") {
@@ -247,14 +247,6 @@
     if (!held) return;
     delete early[id];
     held.forEach(receive);
-  }
-
-  // n > 1: the text each other choice gained ({index: text}), merged within a frame.
-  function mergeChoices(queue, choices) {
-    if (!queue.choices) queue.choices = {};
-    Object.keys(choices).forEach(function (key) {
-      queue.choices[key] = (queue.choices[key] || "") + choices[key];
-    });
   }
 
   // A generation started in another tab: its question is not in this one yet, so fetch what is missing.
