@@ -38,16 +38,20 @@ REORDER = """
   ["CONNECTING", "OPEN", "CLOSING", "CLOSED"].forEach(function (k) { Reordering[k] = Native[k]; });
   window.WebSocket = Reordering;
   document.addEventListener("DOMContentLoaded", function () {
-    // The text in the answer when the final render comes (a last delta and the final render that arrive within
-    // one frame are applied together, the delta first: the observer below sees only the final one).
-    var final = window.ChatFinal, apply = final && final.apply;
-    if (apply) {
-      final.apply = function (article) {
+    // The text in the answer when its end comes, as the final render (ChatFinal.apply) or as the last words the
+    // page finishes itself (ChatArticles.finish): a last delta and the end that arrive within one frame are applied
+    // together, the delta first, and the observer below sees only the finished article.
+    function before(holder, name) {
+      var original = holder && holder[name];
+      if (!original) return;
+      holder[name] = function (article) {
         var body = article.querySelector(".message-body");
         if (body && body.textContent.trim()) window.__order.liveText = body.textContent;
-        return apply.apply(this, arguments);
+        return original.apply(this, arguments);
       };
     }
+    before(window.ChatFinal, "apply");
+    before(window.ChatArticles, "finish");
     new MutationObserver(function () {
       var answer = document.querySelector('article[data-role="assistant"][data-status="streaming"] .message-body');
       if (answer && answer.textContent.trim()) window.__order.liveText = answer.textContent;
