@@ -2,8 +2,9 @@
 request body, and it can refuse `stream_options` the way some providers do (400 naming the field)."""
 
 import json
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.serving import thread_for
 
 
 class TinyProvider:
@@ -13,7 +14,7 @@ class TinyProvider:
         self.list_models = True
         self.reject_stream_options = False
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = thread_for(self._server)
 
     @property
     def url(self) -> str:

@@ -10,6 +10,8 @@ import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from tests.serving import thread_for
+
 KEY = "sk-counting-provider"
 MODELS = ["count-a", "count-b", "count-c", "count-d"]  # one per variant: the model says which variant asked
 
@@ -31,7 +33,7 @@ class CountingProvider:
         return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
     def start(self) -> "CountingProvider":
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        thread_for(self.server).start()
         return self
 
     def stop(self) -> None:

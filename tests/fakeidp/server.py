@@ -13,7 +13,6 @@ import base64
 import hashlib
 import json
 import secrets
-import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,6 +20,8 @@ from urllib.parse import parse_qs, urlencode, urlparse
 
 from joserfc import jwt
 from joserfc.jwk import RSAKey
+
+from tests.serving import thread_for
 
 CLIENT_ID = "playground-test"
 CLIENT_SECRET = "fake-idp-secret-0123456789"
@@ -185,7 +186,7 @@ def handler_for(idp: FakeIdP):
 def start(port: int) -> FakeIdP:
     idp = FakeIdP(url=f"http://127.0.0.1:{port}")
     idp.server = ThreadingHTTPServer(("127.0.0.1", port), handler_for(idp))
-    threading.Thread(target=idp.server.serve_forever, daemon=True).start()
+    thread_for(idp.server).start()
     return idp
 
 

@@ -22,12 +22,12 @@ request received and `billed` what each answer said it used (a chat's usage, a r
 import json
 import secrets
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from tests.fakeprovider.audio import CONTENT_TYPES, tone
+from tests.serving import thread_for
 
 KEY = "sk-fake-provider-key"
 CHAT_MODEL = "fake-gpt-mini"  # an id the playground's catalog knows nothing about
@@ -420,7 +420,7 @@ class FakeProvider:
         self.port = self.server.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.key = KEY
-        self._thread = threading.Thread(target=self.server.serve_forever, name="fake-provider", daemon=True)
+        self._thread = thread_for(self.server, name="fake-provider")
 
     @property
     def state(self) -> State:

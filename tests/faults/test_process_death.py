@@ -3,7 +3,6 @@ running as interrupted with what it had saved; a retry keeps that answer until t
 
 These run on both configurations (SQLite and the in-memory layer, or PostgreSQL and Redis)."""
 
-import threading
 import time
 from http.server import ThreadingHTTPServer
 
@@ -15,6 +14,7 @@ from playground.chat.models import Message
 from playground.connections.models import Connection
 from playground.speech.models import SpeechClip
 from tests.faults.conftest import local_conversation, logged_in
+from tests.serving import thread_for
 from tests.speech.provider import SpeechProvider, moss_clip_form
 from tests.waiting import wait_for
 
@@ -88,7 +88,7 @@ class _SlowSpeech(SpeechProvider):
 def slow_speech():
     server = ThreadingHTTPServer(("127.0.0.1", 0), _SlowSpeech)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = thread_for(server)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     server.shutdown()

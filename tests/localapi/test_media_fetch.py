@@ -11,6 +11,7 @@ from playground.lib import fetch
 from tests.factories import wav
 from tests.localapi import bombs
 from tests.localapi.test_chat_media import ask, content, mp4, png
+from tests.serving import thread_for
 
 MB = 1024 * 1024
 FILES = {
@@ -108,7 +109,7 @@ def files(listener):
     server = ThreadingHTTPServer(("127.0.0.1", 0), Files)
     server.daemon_threads = True
     Files.redirect_to = f"http://127.0.0.2:{listener.port}/green.png"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = thread_for(server)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()

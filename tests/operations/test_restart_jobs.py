@@ -9,7 +9,6 @@ from the queue by whichever process polls first: it ends whole on either)."""
 
 import asyncio
 import json
-import threading
 import time
 from http.server import ThreadingHTTPServer
 
@@ -25,6 +24,7 @@ from tests.evaluate.conftest import make_evaluation, statuses
 from tests.faults.conftest import logged_in
 from tests.operations.tabs import cookie_of
 from tests.operations.test_rolling_restart import _jobs_at_sigterm, pytestmark  # noqa: F401 (the same marks)
+from tests.serving import thread_for
 from tests.speech.provider import SpeechProvider, moss_clip_form
 from tests.waiting import wait_for
 
@@ -59,7 +59,7 @@ class _FiniteSpeech(SpeechProvider):
 def speech_provider():
     server = ThreadingHTTPServer(("127.0.0.1", 0), _FiniteSpeech)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    thread_for(server).start()
     yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     server.shutdown()
     server.server_close()

@@ -1,13 +1,13 @@
 import hashlib
 import json
 import random
-import threading
 import time
 from http.server import ThreadingHTTPServer
 
 import pytest
 
 from playground.connections.models import Connection
+from tests.serving import thread_for
 from tests.speech.provider import SpeechProvider
 
 
@@ -48,7 +48,7 @@ def fake_audio(request: bytes) -> bytes:
 @pytest.fixture
 def fake_provider():
     server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeProvider)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = thread_for(server)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     server.shutdown()
