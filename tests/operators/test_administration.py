@@ -5,6 +5,7 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.test import Client
+from django.utils import timezone
 
 from playground.asgi import application
 from playground.chat.models import Conversation, Message
@@ -168,8 +169,11 @@ def test_deactivation_stops_the_users_running_answers(alice, bob, root, catalog,
         stopped.append(message_id)
 
     monkeypatch.setattr(services, "request_stop", request_stop)
-    running = Message.objects.create(conversation=conversation_of(alice), role="assistant", status=Message.STREAMING)
-    Message.objects.create(conversation=conversation_of(bob), role="assistant", status=Message.STREAMING)
+    # Stamped as a live generation stamps its row: the heartbeat sweep of a server an earlier test started (this
+    # test's rows are committed) ends a streaming row never stamped as interrupted, and nothing would be stopped.
+    live = {"role": "assistant", "status": Message.STREAMING, "heartbeat": timezone.now()}
+    running = Message.objects.create(conversation=conversation_of(alice), **live)
+    Message.objects.create(conversation=conversation_of(bob), **live)
     services.deactivate(alice, actor=root)
     assert stopped == [running.pk]
 
