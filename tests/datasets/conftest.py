@@ -1,9 +1,6 @@
-"""The cast of the dataset tests: alice owns datasets, bob is on her team (a member), carol is in no team of hers."""
-
-import pytest
+"""The dataset tests' rows and maker; their cast (alice, bob in her team Acme, carol in none) is tests/conftest.py's."""
 
 from playground.datasets import services
-from playground.teams.models import MEMBER, OWNER, Membership, Team
 
 ROWS = [
     {"values": {"question": "2+2?"}, "expected": "4"},
@@ -14,11 +11,3 @@ ROWS = [
 def make_dataset(owner, name="Arithmetic", team=None, rows=ROWS, columns=("question",)):
     dataset, _ = services.create(user=owner, team=team, name=name, columns=list(columns), rows=[dict(r) for r in rows])
     return dataset
-
-
-@pytest.fixture
-def team(alice, bob):
-    team = Team.objects.create(name="Acme")
-    Membership.objects.create(team=team, user=alice, role=OWNER)
-    Membership.objects.create(team=team, user=bob, role=MEMBER)
-    return team
