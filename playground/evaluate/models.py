@@ -101,6 +101,13 @@ class Evaluation(models.Model):
         return PromptVersion.objects.filter(prompt_id=self.prompt_id).select_related("prompt").order_by("number")
 
 
+class CurrentCases(models.Manager):
+    """The rows of the evaluation's table: a case removed after a run answered it is kept (retired) for that run."""
+
+    def get_queryset(self):
+        return super().get_queryset().filter(retired=False)
+
+
 class TestCase(models.Model):
     __test__ = False  # not a pytest class
 
@@ -108,9 +115,15 @@ class TestCase(models.Model):
     position = models.PositiveIntegerField()
     values = models.JSONField(default=dict, blank=True)
     expected = models.TextField(blank=True)
+    # Removed from the table, kept because a run answered it: runs are immutable records (testcases.remove).
+    retired = models.BooleanField(default=False)
+
+    objects = CurrentCases()  # the default manager, so also `evaluation.cases`
+    everything = models.Manager()  # a cell's own case, retired or not (the base manager)  # noqa: DJ012
 
     class Meta:
         ordering = ["position", "pk"]
+        base_manager_name = "everything"
 
     def __str__(self) -> str:
         return f"row {self.position + 1}"

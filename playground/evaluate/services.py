@@ -5,6 +5,7 @@ import difflib
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Q
 
 from playground.catalog.models import CatalogModel
 from playground.evaluate import graders, templating
@@ -338,11 +339,20 @@ def _placeholder(evaluation: Evaluation, case: TestCase, variant: Variant) -> Ce
     return Cell(evaluation=evaluation, case=case, variant=variant, status=Cell.EMPTY)
 
 
+def run_cases(evaluation: Evaluation, run: Run | None):
+    """The rows of a whole run: the table's, and the rows taken out of it after the run had answered them (retired,
+    testcases.remove), so an export or a share of the run is the record it was."""
+    rows = TestCase.everything.filter(evaluation=evaluation)
+    if run is None:
+        return rows.filter(retired=False)
+    return rows.filter(Q(retired=False) | Q(cells__run=run)).distinct()
+
+
 def grid(
     evaluation: Evaluation, cases=None, run=None
 ) -> tuple[list[Variant], list[tuple[TestCase, list[Cell]]], list[Cell]]:
-    """The variants, the rows of `cases` (default: all) with the cells of `run` (default: the latest) in variant
-    order, and every cell of the run."""
+    """The variants, the rows of `cases` (default: the whole run's, run_cases) with the cells of `run` (default:
+    the latest) in variant order, and every cell of the run."""
     variants = list(evaluation.variants.select_related("prompt__prompt"))
     latest = evaluation.latest_prompt()
     for variant in variants:
@@ -353,7 +363,7 @@ def grid(
         cells = list(run.cells.select_related("version__prompt").prefetch_related("ratings__rater"))
     index = {(c.case_id, c.variant_id): c for c in cells}
     rows = []
-    for case in evaluation.cases.all() if cases is None else cases:
+    for case in run_cases(evaluation, run) if cases is None else cases:
         # A place the run has no cell for (it ran before the row or variant existed): an empty one, not saved.
         rows.append((case, [index.get((case.pk, v.pk)) or _placeholder(evaluation, case, v) for v in variants]))
     return variants, rows, cells

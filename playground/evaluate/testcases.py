@@ -36,8 +36,8 @@ def import_cases(evaluation: Evaluation, parsed: Parsed, *, append: bool) -> int
 
 def _keep_same_rows(evaluation: Evaluation, rows: list) -> list:
     """Replacing the cases: a case whose values and expected output come again is kept (moved to its new place),
-    so the earlier runs keep their answers to it and compare with later ones on it; the other cases go (with their
-    answers). Returns the rows that are new."""
+    so the earlier runs keep their answers to it and compare with later ones on it; the other cases leave the table
+    (remove: the runs that answered them keep those answers). Returns the rows that are new."""
     existing: dict[tuple, list[TestCase]] = {}
     for case in evaluation.cases.all():
         existing.setdefault(_content(case.values, case.expected), []).append(case)
@@ -50,9 +50,16 @@ def _keep_same_rows(evaluation: Evaluation, rows: list) -> list:
             kept.append(case)
         else:
             new.append((position, row))
-    evaluation.cases.exclude(pk__in=[c.pk for c in kept]).delete()
+    remove(evaluation.cases.exclude(pk__in=[c.pk for c in kept]))
     TestCase.objects.bulk_update(kept, ["position", "values"], batch_size=500)
     return new
+
+
+def remove(cases) -> None:
+    """Take cases out of the table. One that a run answered is retired, not deleted: the run keeps its answers,
+    grades and ratings, and compares and exports them as they were; the others are deleted."""
+    cases.filter(cells__isnull=True).delete()
+    cases.update(retired=True)  # what is left, every one of them answered
 
 
 def _content(values: dict, expected: str) -> tuple:

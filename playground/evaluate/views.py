@@ -203,7 +203,8 @@ def save_cases(request, pk):
 @require_POST
 def delete_case(request, pk, case_pk):
     evaluation = get_editable(request, pk)
-    get_object_or_404(evaluation.cases, pk=case_pk).delete()
+    get_object_or_404(evaluation.cases, pk=case_pk)
+    testcases.remove(evaluation.cases.filter(pk=case_pk))
     testcases.cases_edited(evaluation)
     return _back(evaluation, "cases")
 

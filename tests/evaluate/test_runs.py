@@ -4,8 +4,8 @@ ratings and how far the graders agree with them (percent and Cohen's kappa)."""
 import pytest
 from django.test import Client
 
-from playground.evaluate import compare, ratings, runs, services, testcases
-from playground.evaluate.models import Cell, Rating, Run
+from playground.evaluate import cases, compare, ratings, runs, services, testcases
+from playground.evaluate.models import Cell, Rating, Run, TestCase
 from tests.evaluate.conftest import blank_run, make_evaluation
 
 pytestmark = pytest.mark.django_db
@@ -133,6 +133,33 @@ def test_comparing_runs_whose_rows_differ_compares_the_shared_ones_and_says_so(a
     assert (result.shared_rows, result.only_a, result.only_b) == (2, 0, 1)
     (exact,) = result.graders
     assert (exact.a_passed, exact.a_graded, exact.b_passed, exact.b_graded, exact.rate_delta) == (1, 2, 2, 2, 50)
+
+
+def test_a_row_taken_out_of_the_table_after_a_run_stays_in_that_run(alice_client, alice, catalog):
+    """Runs are immutable records: a row deleted from the table, or dropped by an import that replaces the rows,
+    leaves the table and the next run, and stays in the runs that answered it (their compare and export)."""
+    evaluation = make_evaluation(alice, rows=3, variants=1)
+    first = blank_run(evaluation)
+    fill(first, {(1, "A"): "one", (2, "A"): "two", (3, "A"): "three"}, {(2, "A"): {"exact": grade(True)}})
+    second_row = evaluation.cases.get(position=1)
+    assert alice_client.post(f"/evaluate/{evaluation.pk}/cases/{second_row.pk}/delete/").status_code == 302
+    parsed = cases.parse("question,expected\nq1,a1\nq9,a9\n", "csv")  # row 3 (q3) is not in it
+    testcases.import_cases(evaluation, parsed, append=False)
+    assert [c.values["question"] for c in evaluation.cases.all()] == ["q1", "q9"]
+    assert sorted(first.cells.values_list("output", flat=True)) == ["one", "three", "two"]
+    assert first.cells.get(case=second_row).grades == {"exact": grade(True)}
+    never_answered = testcases.add_case(evaluation)
+    testcases.remove(evaluation.cases.filter(pk=never_answered.pk))
+    assert not TestCase.everything.filter(pk=never_answered.pk).exists()  # nothing kept it: deleted
+
+    second = blank_run(evaluation)
+    assert second.cells.count() == 2  # the table's rows only
+    fill(second, {(1, "A"): "one", (2, "A"): "nine"})
+    result = compare.compare(first, second)
+    assert (result.shared_rows, result.only_a, result.only_b) == (1, 2, 1)
+    exported = alice_client.get(f"/evaluate/{evaluation.pk}/export.csv?run=1").text
+    assert all(answer in exported for answer in ("one", "two", "three")) and "nine" not in exported
+    assert "two" not in alice_client.get(f"/evaluate/{evaluation.pk}/export.csv").text  # run 2's
 
 
 # ---------------------------------------------------------------- the pages

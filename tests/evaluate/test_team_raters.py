@@ -135,10 +135,11 @@ def test_runs_of_different_dataset_versions_compare_on_the_rows_they_share_and_s
     use_version(evaluation, v2)
     second = blank_run(evaluation)
     fill(second, {(1, "A"): "a1", (2, "A"): "a3!", (3, "A"): "a4"})
-    assert first.cells.count() == 2  # its answers to the rows v2 kept are still there (row 2 went with v1's q2)
+    # Every answer of run 1 is still there: to the rows v2 kept, and to v1's q2, which left the table (retired).
+    assert first.cells.count() == 3
     page = client_of(alice).get(f"/evaluate/{evaluation.pk}/compare/?a=1&b=2").text
     assert "run 2 vs run 1: 1 changed, 1 unchanged" in page
-    assert "only the rows they share are compared; 1 row only in run 2." in page
+    assert "only the rows they share are compared; 1 row only in run 1; 1 row only in run 2." in page
     assert page.count('class="pair"') == 2
 
 
