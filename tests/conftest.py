@@ -6,11 +6,9 @@ drive the server over real HTTP and websockets. It serves the embedded local API
 `<url>/local/v1`, with the fixed test key below.
 """
 
-import json
 import os
 import subprocess
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 import httpx
@@ -161,7 +159,7 @@ def seeded_catalog(request, django_db_blocker):
     """Every test with a database sees the seeded model catalog, as `make run` does.
 
     Seeded committed, before the test's own transaction: a test that rolls back then finds it already there (one
-    count instead of 28 inserts, 80 ms a test on PostgreSQL), and only the flush that ends a transactional test
+    read instead of 28 inserts, 80 ms a test on PostgreSQL), and only the flush that ends a transactional test
     makes the next test seed it again."""
     uses_db = request.node.get_closest_marker("django_db") or {"db", "transactional_db", "live_server"} & set(
         request.fixturenames
@@ -175,17 +173,7 @@ def seeded_catalog(request, django_db_blocker):
 
 
 def _seed_catalog() -> None:
-    from playground.catalog.models import CatalogModel
-
-    if CatalogModel.objects.filter(connection=None).count() != _seeded_count():
-        call_command("seed_catalog", verbosity=0)
-
-
-@cache
-def _seeded_count() -> int:
-    from playground.catalog.management.commands.seed_catalog import FIXTURE
-
-    return len(json.loads(FIXTURE.read_text()))
+    call_command("seed_catalog", verbosity=0)  # one read when nothing is missing
 
 
 @pytest.fixture
