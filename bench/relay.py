@@ -21,6 +21,7 @@ its first upstream chunk reached the generator. It prints a markdown table.
 import argparse
 import asyncio
 import html
+import itertools
 import json
 import os
 import re
@@ -289,6 +290,27 @@ async def ttft(server: Server, runs: int, via: str = "post", upstream_ttft: floa
     return {"relayed": relayed, "direct": direct, "hop": hop, "to_generator": to_generator, "post": post}
 
 
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def machine_busy() -> tuple[float, float]:
+    """The machine's busy and total CPU seconds so far (all cores)."""
+    ticks = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = ticks[3] + ticks[4]  # idle + iowait
+    return (sum(ticks) - idle) / os.sysconf("SC_CLK_TCK"), sum(ticks) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_now(server: Server) -> dict:
+    return {
+        "playground": sum(cpu_seconds(process.pid) for process in server.processes),
+        "upstream": cpu_seconds(server.upstream.pid),
+        "bench": sum(os.times()[:2]),
+        "machine": machine_busy(),
+    }
+
+
 def rss_total_kb(server: Server) -> int:
     return sum(rss_kb(process.pid) for process in server.processes)
 
@@ -322,6 +344,8 @@ async def concurrency(server: Server, streams: int, via: str = "post", observers
         done = asyncio.Event()
         hops: list[float] = []
         cross_hops: list[float] = []
+        kinds: Counter = Counter()  # websocket messages by type
+        steps: list[list[float]] = []  # the other process's tabs: chunk -> outbox -> pushed -> popped -> tab
 
         async def sample():
             nonlocal peak
@@ -335,17 +359,23 @@ async def concurrency(server: Server, streams: int, via: str = "post", observers
                 async with asyncio.timeout(END_WAIT):
                     while True:
                         event = json.loads(await ws.recv())
+                        kinds[event["type"]] += 1
                         if event["type"] == "delta":
                             messages += 1
                             last_seq = event["seq"]
                             if event.get("t") is not None:
-                                hops.append((time.time() - event["t"]) * 1000)
+                                received = time.time()
+                                hops.append((received - event["t"]) * 1000)
+                                if "popped" in event:  # crossed processes: where the time went
+                                    stamps = [event[key] for key in ("t", "posted", "pushed", "popped")] + [received]
+                                    steps.append([(b - a) * 1000 for a, b in itertools.pairwise(stamps)])
                         if event["type"] in ENDS:
                             return messages, event.get("seq") or last_seq, event["type"], error_words(event)
             except TimeoutError:
                 return messages, last_seq, f"no end ({who})", f"no final event within {END_WAIT} s"
 
         sampler = asyncio.create_task(sample())
+        cpu_before = cpu_now(server)
         start = time.perf_counter()
         watchers = [asyncio.create_task(watch(ws)) for ws in sockets]
         lookers = [asyncio.create_task(watch(ws, cross_hops, "other process's tab")) for ws in crossing or []]
@@ -355,6 +385,7 @@ async def concurrency(server: Server, streams: int, via: str = "post", observers
             await asyncio.gather(*(send_frame(ws, prompt) for ws in sockets))
         outcomes = await asyncio.gather(*watchers)
         relay_seconds = time.perf_counter() - start
+        cpu_after = cpu_now(server)
         looked = await asyncio.gather(*lookers)
         done.set()
         await sampler
@@ -374,6 +405,10 @@ async def concurrency(server: Server, streams: int, via: str = "post", observers
         "rss_per_stream_kb": (peak - idle) / streams,
         "hops": hops,
         "cross_hops": cross_hops,
+        "steps": steps,
+        "cpu": {key: cpu_after[key] - cpu_before[key] for key in ("playground", "upstream", "bench")},
+        "machine": [after - before for after, before in zip(cpu_after["machine"], cpu_before["machine"], strict=True)],
+        "kinds": kinds,
     }
 
 
@@ -496,11 +531,19 @@ def main():
             tabs = f"{args.observers} x {args.observer_tabs} tab(s) on another process than the generation"
             tabs += f", {len(c['cross_hops'])} deltas"
             print(row(f"the same, {tabs}", c["cross_hops"]))
+            names = ("chunk -> outbox", "outbox wait", "push -> popped", "popped -> tab")
+            for index, name in enumerate(names):
+                print(row(f"  of which {name}", [step[index] for step in c["steps"]]))
         print(
             f"| playground RSS | idle {c['idle_rss_mb']:.0f} MB, {args.streams} sockets "
             f"{c['connected_rss_mb']:.0f} MB, peak {c['peak_rss_mb']:.0f} MB | — | "
             f"{c['rss_per_stream_kb']:.0f} KB per stream |"
         )
+        chunks = c["upstream_chunks"] / 1000
+        cpu = ", ".join(f"{name} {seconds / chunks * 1000:.0f} ms" for name, seconds in c["cpu"].items())
+        busy, total = c["machine"]
+        kinds = ", ".join(f"{kind} {count}" for kind, count in c["kinds"].most_common())
+        print(f"| CPU per 1,000 chunks | {cpu} | machine busy {busy / total:.0%} | messages: {kinds} |")
         for words, count in c["errors"].most_common():
             print(f"\nstreams ended by {words!r}: {count}")
 

@@ -45,6 +45,7 @@ hands its deltas to that one alone, in memory, without waiting for the turn's ro
 
 import asyncio
 import logging
+import threading
 import time
 import uuid
 import weakref
@@ -78,7 +79,7 @@ class Inlet:
         self._turns: dict[str, list] = {}  # group -> [lock, holders]: its joins and leaves reach the layer in order
         self._listening: asyncio.Task | None = None
         self._renewing: asyncio.Task | None = None
-        self._popping: asyncio.Task | None = None  # Redis: the frames of the other processes (outbox.py)
+        self._popping: threading.Thread | None = None  # Redis: takes the other processes' frames (outbox.py)
 
     def start(self) -> None:
         """Listen and renew, or start again whichever ended. Never cancelled: a cancelled receive on the Redis
@@ -87,8 +88,9 @@ class Inlet:
             self._listening = self.loop.create_task(self._listen())
         if self._renewing is None or self._renewing.done():
             self._renewing = self.loop.create_task(self._renew())
-        if outbox.redis(self.layer) and (self._popping is None or self._popping.done()):
-            self._popping = self.loop.create_task(self._pop())
+        if outbox.redis(self.layer) and (self._popping is None or not self._popping.is_alive()):
+            self._popping = threading.Thread(target=self._pop, name="inlet", daemon=True)
+            self._popping.start()
 
     @asynccontextmanager
     async def _turn(self, group: str):
@@ -165,9 +167,15 @@ class Inlet:
             except Exception:
                 log.exception("Could not hand a %s over to the sockets of this process", message.get("type"))
 
-    async def _pop(self) -> None:
+    def _pop(self) -> None:
+        """The inbox read on a thread of its own, with its own event loop and Redis connection (outbox.Sender says
+        why): a blocking pop answered, and the pop of the backlog after it, do not wait for turns of the process's
+        busy loop; the frames are handed to that loop in one callback. Ends when the process's loop is closed."""
+        asyncio.run(self._popping_frames())
+
+    async def _popping_frames(self) -> None:
         frames: list[dict] = []
-        while True:
+        while not self.loop.is_closed():
             try:
                 frames = await outbox.pop_frames(self.layer, self.channel, wait=not frames)
             except Exception as exc:
@@ -175,14 +183,25 @@ class Inlet:
                 frames = []
                 await asyncio.sleep(RETRY)
                 continue
-            for frame in frames:
+            if frames:
                 try:
-                    self.deliver(frame)
-                except Exception:
-                    log.exception("Could not hand a frame of another process over to the sockets of this process")
+                    self.loop.call_soon_threadsafe(self._deliver_frames, frames)
+                except RuntimeError:
+                    return  # the process's loop closed meanwhile
+
+    def _deliver_frames(self, frames: list[dict]) -> None:
+        for frame in frames:
+            try:
+                self.deliver(frame)
+            except Exception:
+                log.exception("Could not hand a frame of another process over to the sockets of this process")
 
     def deliver(self, message: dict) -> None:
         if message.get("type") == "fanout.batch":  # a frame of another process's events (outbox.py)
+            if "pushed" in message:  # DEBUG_RELAY_TIMING (bench/relay.py)
+                popped = time.time()
+                for event in message["events"]:
+                    event.update(pushed=message["pushed"], popped=popped)
             for event in message["events"]:
                 self.deliver(event)
             return
