@@ -15,10 +15,14 @@ In the page (clock: `performance.now()`), from the Send button's click:
 - finished: the answer's article shows it ended (`data-status` no longer streaming: the "Generating" badge gone, the
   actions and the footer in place), i.e. the end as a person, or a bench that waits for the end, sees it;
 - flashes: the whole text was on screen, then less of it (the final render replacing the live one badly);
-- arrivals: the first and the last delta and the `done` event on the websocket (the socket's share against the page's).
+- arrivals: the send frame leaving the page, the `sent` reply, the first and the last delta and the `done` event on
+  the websocket (the socket's share against the page's), and when the first upstream chunk reached the playground's
+  generator (the delta's `t`, DEBUG_RELAY_TIMING, moved onto the page's clock by `performance.timeOrigin`).
 Direct: from the request to the first and to the last content chunk. (The browser context bypasses the page's
 Content-Security-Policy: Playwright's waits evaluate strings, which `script-src 'self'` refuses.)
 
+`--floor`: two more sends a round on a page whose socket Playwright routes (`Floor`): through to the server, and
+answered at once by the route with the server's recorded reply; their difference is the server's and upstream's share.
 `--cold N`: N loads of a conversation page in a fresh browser context (nothing cached): navigation start to a
 usable message box (DOMContentLoaded: the deferred scripts have run, the composer's handlers are in place), the
 first contentful paint, and the bytes on the wire (Chrome's encoded lengths, until the load event). The static
@@ -62,7 +66,7 @@ PROBE = """
       pending.splice(0).forEach(function (r) { r.paint = now; });
     });
   };
-  window.__arrivals = { delta: null, lastDelta: null, done: null };
+  window.__arrivals = { frame: null, sent: null, generator: null, delta: null, lastDelta: null, done: null };
   var Native = window.WebSocket;
   function Probed(url, protocols) {
     var ws = protocols === undefined ? new Native(url) : new Native(url, protocols);
@@ -70,12 +74,22 @@ PROBE = """
       var head = /"type": ?"(\\w+)"/.exec(event.data.slice(0, 80));
       if (!head) return;
       var now = performance.now();
-      if (head[1] === "delta" && window.__arrivals.delta === null) window.__arrivals.delta = now;
+      if (head[1] === "sent" && window.__arrivals.sent === null) window.__arrivals.sent = now;
+      if (head[1] === "delta" && window.__arrivals.delta === null) {
+        window.__arrivals.delta = now;
+        var t = JSON.parse(event.data).t;  // DEBUG_RELAY_TIMING: its first chunk reached the generator (epoch s)
+        if (t) window.__arrivals.generator = t * 1000 - performance.timeOrigin;
+      }
       if (head[1] === "delta") window.__arrivals.lastDelta = now;
       if (head[1] === "done" || head[1] === "error") window.__arrivals.done = now;
     });
     return ws;
   }
+  var send = Native.prototype.send;
+  Native.prototype.send = function (data) {
+    if (window.__arrivals.frame === null && /"action": ?"send"/.test(String(data).slice(0, 200))) window.__arrivals.frame = performance.now();
+    return send.call(this, data);
+  };
   Probed.prototype = Native.prototype;
   ["CONNECTING", "OPEN", "CLOSING", "CLOSED"].forEach(function (k) { Probed[k] = Native[k]; });
   window.WebSocket = Probed;
@@ -85,7 +99,7 @@ PROBE = """
 # Arms the watch of one send: the click, the new answer's article and every change of its text.
 WATCH = """() => {
   var t = window.__t = { click: null, placeholder: null, marks: [] };
-  window.__arrivals.delta = window.__arrivals.lastDelta = window.__arrivals.done = null;
+  window.__arrivals.frame = window.__arrivals.sent = window.__arrivals.generator = window.__arrivals.delta = window.__arrivals.lastDelta = window.__arrivals.done = null;
   var known = new Set(Array.from(document.querySelectorAll('article[data-role="assistant"]')).map(function (a) { return a.id; }));
   document.getElementById("send-button").addEventListener("click", function () { t.click = performance.now(); }, { capture: true, once: true });
   var id = null, last = null;
@@ -137,7 +151,55 @@ def direct(upstream: httpx.Client, prompt: str) -> tuple[float, float, str]:
     return (first - start) * 1000, (last - start) * 1000, "".join(parts)
 
 
+class Floor:
+    """The page's websocket routed through Playwright (`page.route_web_socket`), for the floor of the page's own
+    share: in `real` mode every message passes (and the server's messages from a send frame to its `done` are
+    recorded); in `floor` mode a send frame is not passed on but answered at once with the last recording (its
+    action id replaced), as if the server and the upstream took no time. Both modes pay the route's own hops, so
+    their difference is the server's and the upstream's share."""
+
+    ID = "__floor_action_id__"
+
+    def __init__(self):
+        self.mode = "real"
+        self.recording: list[str] | None = None
+        self.reply: list[str] = []
+        self.asked = None
+
+    def route(self, ws) -> None:
+        server = ws.connect_to_server()
+
+        def from_page(message):
+            frame = orjson.loads(message) if isinstance(message, str) and message.startswith("{") else {}
+            if frame.get("action") == "send":
+                if self.mode == "floor":
+                    for raw in self.reply:
+                        ws.send(raw.replace(self.ID, frame["id"]))
+                    return
+                self.asked, self.recording = frame.get("id"), []
+            server.send(message)
+
+        def from_server(message):
+            ws.send(message)
+            if self.recording is not None:
+                self.recording.append(message)
+                if '"type":"done"' in message.replace(" ", "")[:200]:
+                    self.reply = [self._token(raw) for raw in self.recording]
+                    self.recording = None
+
+        ws.on_message(from_page)
+        server.on_message(from_server)
+
+    def _token(self, raw: str) -> str:
+        data = orjson.loads(raw)
+        for key in ("id", "action"):
+            if data.get(key) == self.asked:
+                data[key] = self.ID
+        return orjson.dumps(data).decode()
+
+
 def browser_send(page, server: Server, pk: int, prompt: str) -> dict:
+    page.bring_to_front()  # with --floor a second page is open: a page behind gets no animation frames
     page.goto(f"{server.url}/c/{pk}/")
     page.wait_for_function("window.ChatClient && window.ChatClient.connected()")
     page.wait_for_timeout(400)  # idle: the live markdown warms up (markdown.js)
@@ -162,6 +224,9 @@ def browser_send(page, server: Server, pk: int, prompt: str) -> dict:
         "first": texts[0]["paint"] - click if texts else None,
         "last": whole["paint"] - click if whole else None,
         "finished": t["finished"]["paint"] - click if t.get("finished") else None,
+        "frame": arrivals["frame"] - click if arrivals["frame"] else None,
+        "sent_arrival": arrivals["sent"] - click if arrivals["sent"] else None,
+        "generator": arrivals["generator"] - click if arrivals["generator"] else None,
         "first_arrival": arrivals["delta"] - click if arrivals["delta"] else None,
         "last_arrival": arrivals["lastDelta"] - click if arrivals["lastDelta"] else None,
         "done_arrival": arrivals["done"] - click if arrivals["done"] else None,
@@ -170,7 +235,9 @@ def browser_send(page, server: Server, pk: int, prompt: str) -> dict:
     }
 
 
-def sends(server: Server, pks: list[int], runs: int, prompt: str) -> dict:
+def sends(server: Server, pks: list[int], runs: int, prompt: str, floor: bool = False) -> dict:
+    """With `floor`, each round also sends on a page whose socket is routed (Floor): once to the server, then once
+    answered at once by the route; the keys `routed_*` and `floor_*`. `pks` holds three conversations a round."""
     from playwright.sync_api import sync_playwright
 
     rows = {
@@ -180,6 +247,9 @@ def sends(server: Server, pks: list[int], runs: int, prompt: str) -> dict:
             "first",
             "last",
             "finished",
+            "frame",
+            "sent_arrival",
+            "generator",
             "first_arrival",
             "last_arrival",
             "done_arrival",
@@ -188,6 +258,9 @@ def sends(server: Server, pks: list[int], runs: int, prompt: str) -> dict:
         )
     }
     rows["direct_first"], rows["direct_last"] = [], []
+    for kind in ("routed", "floor"):
+        for key in ("first", "last", "first_arrival"):
+            rows[f"{kind}_{key}"] = []
     with (
         sync_playwright() as playwright,
         httpx.Client(base_url=server.upstream_url, timeout=60) as upstream,
@@ -200,15 +273,29 @@ def sends(server: Server, pks: list[int], runs: int, prompt: str) -> dict:
             context.add_cookies([{"name": "sessionid", "value": server.session, "domain": "127.0.0.1", "path": "/"}])
             context.add_init_script(PROBE)
             page = context.new_page()
-            for i, pk in enumerate(pks[: runs + 3]):
+            relay = Floor()
+            if floor:
+                routed = context.new_page()
+                routed.route_web_socket(re.compile(r".*/ws/.*"), relay.route)
+            rounds = runs + 3
+            for i, pk in enumerate(pks[:rounds]):
                 seen = browser_send(page, server, pk, prompt)
                 d_first, d_last, _ = direct(upstream, prompt)
+                if floor:
+                    relay.mode = "real"
+                    through = browser_send(routed, server, pks[rounds + i], prompt)
+                    relay.mode = "floor"
+                    at_once = browser_send(routed, server, pks[2 * rounds + i], prompt)
                 if i < 3:
                     continue  # warm-up: imports, pools, the first renders
                 for key, value in seen.items():
                     rows[key].append(value)
                 rows["direct_first"].append(d_first)
                 rows["direct_last"].append(d_last)
+                if floor:
+                    for kind, got in (("routed", through), ("floor", at_once)):
+                        for key in ("first", "last", "first_arrival"):
+                            rows[f"{kind}_{key}"].append(got[key])
         finally:
             browser.close()
     return rows
@@ -422,6 +509,9 @@ def table(rows: dict, title: str) -> None:
             f"{p(values) - p(base):+.1f} / {p(values, 0.95) - p(base, 0.95):+.1f} ms | {p(paired):+.1f} ms |"
         )
 
+    line("Send → the send frame leaves the page (vs first chunk)", "frame", "direct_first")
+    line("Send → the `sent` reply on the websocket (vs first chunk)", "sent_arrival", "direct_first")
+    line("Send → the first chunk reaches the playground's generator", "generator", "direct_first")
     line("Send → placeholder on screen (vs first chunk)", "placeholder", "direct_first")
     line("Send → first delta on the websocket", "first_arrival", "direct_first")
     line("Send → first text on screen", "first", "direct_first")
@@ -429,6 +519,15 @@ def table(rows: dict, title: str) -> None:
     line("Send → `done` on the websocket (vs last chunk)", "done_arrival", "direct_last")
     line("Send → last text on screen", "last", "direct_last")
     line("Send → answer finished on screen (its status: badge, actions, footer)", "finished", "direct_last")
+    if rows.get("floor_first"):
+        for name, key, direct_key in (("first text", "first", "direct_first"), ("last text", "last", "direct_last")):
+            routed, floor, base = rows[f"routed_{key}"], rows[f"floor_{key}"], rows[direct_key]
+            over = [r - b - f for r, f, b in zip(routed, floor, base, strict=True) if r is not None and f is not None]
+            print(
+                f"| routed socket: Send → {name}, through the server / answered at once by the route (the floor) "
+                f"| {p(routed):.1f} / {p(floor):.1f} ms | {p(base):.1f} ms | over the floor, per send: "
+                f"{p(over):+.1f} ms p50 | |"
+            )
     print(
         f"| flashes (whole text shown, then less) | {sum(rows['flashes'])} in {len(rows['flashes'])} sends | | | |\n"
         f"| answer length | {p(rows['chars']):.0f} characters | | | |"
@@ -446,20 +545,21 @@ def main():
     parser.add_argument("--warm", type=int, default=0, metavar="N", help="loads of the chat page with a warm cache")
     parser.add_argument("--warm-after", type=float, default=0, metavar="S", help="seconds before the warm loads")
     parser.add_argument("--trace", metavar="PATH", help="one cold load under a Chromium trace, summarized")
+    parser.add_argument("--floor", action="store_true", help="also measure the page's floor (a routed socket)")
     args = parser.parse_args()
     os.environ["RELAY_BENCH_TOKEN_RATE"] = args.rate
     passes = ([0.0] + ([args.upstream_ttft] if args.upstream_ttft else [])) if args.runs else []
     # As `make run` and the Procfile's release do: the collected files are served with their gzip copies.
     devserver.manage(dict(os.environ), "collectstatic", "--noinput", "-v0")
     load_before = os.getloadavg()
-    server = Server(count=len(passes) * (args.runs + 3) + 1)
+    per = (args.runs + 3) * (3 if args.floor else 1)  # conversations a pass
+    server = Server(count=len(passes) * per + 1)
     try:
         results = []
         pks = server.conversations[1:]
         for n, stall in enumerate(passes):
             prompt = PROMPT + (f" [fault:stall-{stall / 1000:g}]" if stall else "")
-            chunk = pks[n * (args.runs + 3) : (n + 1) * (args.runs + 3)]
-            results.append((stall, sends(server, chunk, args.runs, prompt)))
+            results.append((stall, sends(server, pks[n * per : (n + 1) * per], args.runs, prompt, args.floor)))
         cold = cold_loads(server, server.conversations[0], args.cold) if args.cold else []
         warm = warm_loads(server, server.conversations[0], args.warm, args.warm_after) if args.warm else []
         if args.trace:

@@ -146,3 +146,43 @@ def test_a_delta_that_comes_before_the_placeholder_is_painted_with_it(alice_page
     seen = page.evaluate("window.__early")
     assert seen["rewritten"], "no delta was turned into an early one: nothing was tested"
     assert seen["placeholder"] is not None and seen["text"] == seen["placeholder"], seen
+
+
+# When the page asks for the conversation list (htmx's request), against the `sent` reply, the first delta and the
+# end of the answer it sent.
+LIST = """
+(function () {
+  var seen = window.__list = { sent: null, delta: null, finished: null, asked: [] };
+  var Native = window.WebSocket;
+  function Watched(url, protocols) {
+    var ws = protocols === undefined ? new Native(url) : new Native(url, protocols);
+    ws.addEventListener("message", function (event) {
+      var type = (/"type": ?"(\\w+)"/.exec(event.data.slice(0, 80)) || [])[1];
+      if (type === "sent" && seen.sent === null) seen.sent = performance.now();
+      if (type === "delta" && seen.delta === null) seen.delta = performance.now();
+    });
+    return ws;
+  }
+  Watched.prototype = Native.prototype;
+  ["CONNECTING", "OPEN", "CLOSING", "CLOSED"].forEach(function (k) { Watched[k] = Native[k]; });
+  window.WebSocket = Watched;
+  var open = XMLHttpRequest.prototype.open;
+  XMLHttpRequest.prototype.open = function (method, url) {
+    if (String(url).indexOf("/c/search/") !== -1 && seen.sent !== null) seen.asked.push(performance.now());
+    return open.apply(this, arguments);
+  };
+  document.addEventListener("chat:finished", function () { if (seen.finished === null) seen.finished = performance.now(); });
+})();
+"""
+
+
+def test_the_conversation_list_is_asked_for_after_the_answers_first_words_not_with_them(alice_page, open_chat):
+    page, _ = answered(alice_page, open_chat, LIST)
+    title = "write 300 words about rivers"
+    expect(page.locator("#conversation-list")).to_contain_text(title, ignore_case=True)  # the list follows the turn
+    seen = page.evaluate("window.__list")
+    assert seen["sent"] is not None and seen["delta"] is not None and seen["asked"], seen
+    # Its request would share the server with the first deltas: it waits for the answer's end, or a second.
+    asked = seen["asked"][0]
+    assert asked >= seen["delta"], seen
+    assert asked >= min(seen["finished"] or float("inf"), seen["sent"] + 900), seen
