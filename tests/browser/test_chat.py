@@ -45,8 +45,8 @@ def test_send_and_watch_the_answer_grow(open_chat):
     growing = [b for a, b in itertools.pairwise(lengths) if b > a]
     assert len(growing) >= 5, f"the answer did not visibly grow while streaming: {lengths}"
     assert lengths[0] < lengths[-1]
-    # The first message names the conversation, in the list and in the toolbar (once the answer ended, or a second
-    # after the send: composer.js).
+    # The first message names the conversation, in the list and in the toolbar (once the answer's first words are
+    # on screen: composer.js).
     expect(page.locator(".chat-title")).to_have_text("Write 300 words about rivers")
     expect(page.locator("#conversation-list")).to_contain_text("Write 300 words about rivers")
 

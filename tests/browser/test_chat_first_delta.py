@@ -182,7 +182,8 @@ def test_the_conversation_list_is_asked_for_after_the_answers_first_words_not_wi
     expect(page.locator("#conversation-list")).to_contain_text(title, ignore_case=True)  # the list follows the turn
     seen = page.evaluate("window.__list")
     assert seen["sent"] is not None and seen["delta"] is not None and seen["asked"], seen
-    # Its request would share the server with the first deltas: it waits for the answer's end, or a second.
+    # Its request would share the server with the first deltas: it waits for the answer's end, or a quarter of a
+    # second after its first words.
     asked = seen["asked"][0]
     assert asked >= seen["delta"], seen
-    assert asked >= min(seen["finished"] or float("inf"), seen["sent"] + 900), seen
+    assert asked >= min(seen["finished"] or float("inf"), seen["delta"] + 200), seen

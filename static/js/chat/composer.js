@@ -95,21 +95,36 @@
     return files ? null : frame;
   }
 
-  // As the POST's HX-Trigger does, the conversation list (and the title) follow the new turn, but once its answer
-  // ended or a second passed, not at once: the list's request would share the server with the answer's first
-  // deltas, and held them back by 25-30 ms (bench/ttft_browser.py).
-  var LIST_AFTER = 1000;
+  // As the POST's HX-Trigger does, the conversation list (and the title) follow the new turn, but once the answer's
+  // first words are on screen (a quarter of a second later) or it ended, not with the reply: the list's request
+  // would share the server with the first deltas, and held them back by 25-30 ms (bench/ttft_browser.py). With the
+  // socket down (its process restarting) the list waits for it to be back.
+  var LIST_AFTER = 250;
 
   function listAfter(reply) {
-    var timer = setTimeout(refresh, LIST_AFTER);
+    var timer = null;
+    function shown() {
+      var body = document.querySelector('article[data-message-id="' + reply.message_id + '"] .message-body');
+      if (timer === null && body && body.textContent.trim()) timer = setTimeout(refresh, LIST_AFTER);
+    }
     function ended(event) {
       if (event.target.dataset && event.target.dataset.messageId === String(reply.message_id)) refresh();
     }
+    function back(event) {
+      if (event.detail.state === "open") refresh();
+    }
     function refresh() {
       clearTimeout(timer);
+      document.removeEventListener("chat:state", shown);
       document.removeEventListener("chat:finished", ended);
+      if (client() && !client().connected()) {
+        document.addEventListener("chat:connection", back);
+        return;
+      }
+      document.removeEventListener("chat:connection", back);
       if (window.htmx) window.htmx.trigger(document.body, "conversation-changed", { id: reply.conversation });
     }
+    document.addEventListener("chat:state", shown);
     document.addEventListener("chat:finished", ended);
   }
 
