@@ -217,8 +217,8 @@ class Sender:
     """The thread that sends an outbox's frames to Redis, on an event loop of its own (channels-redis gives each
     loop its own connections). On the process's loop a frame waited for that loop's next turn twice (to start,
     then to read Redis's reply), and under 50 streams a turn is tens of milliseconds: measured, the frames left
-    10-11 ms p50 and 42-50 ms p95 after they were posted (docs/performance.md). Here a frame leaves when it is
-    due; the thread needs only the GIL, which the process's thread yields at least every switch interval (5 ms).
+    10-11 ms p50 and 39-60 ms p95 after they were posted (docs/performance.md). Here a frame leaves when it is due
+    (7-10 ms p95); the thread needs only the GIL, which the process's thread yields at least every switch interval.
     The thread ends after IDLE seconds with nothing to send (its loop closed, its connections with it) and is
     started again by the next post."""
 
@@ -235,15 +235,16 @@ class Sender:
         with self.lock:
             if self.loop is None:
                 self.loop, self.due = asyncio.new_event_loop(), asyncio.Event()
-                self.thread = threading.Thread(target=self._main, args=(self.loop,), name="outbox", daemon=True)
+                args = (self.loop, self.due)
+                self.thread = threading.Thread(target=self._main, args=args, name="outbox", daemon=True)
                 self.thread.start()
             loop, due = self.loop, self.due
         loop.call_soon_threadsafe(due.set)
 
-    def _main(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _main(self, loop: asyncio.AbstractEventLoop, due: asyncio.Event) -> None:
         asyncio.set_event_loop(loop)
         try:
-            loop.run_until_complete(self._serve(self.due))
+            loop.run_until_complete(self._serve(due))
         finally:
             loop.close()
 
