@@ -90,15 +90,17 @@ async def test_the_outbox_sends_a_channel_at_most_one_message_a_frame_and_the_fi
     box = outbox.Outbox(layer, asyncio.get_running_loop())
     began = time.monotonic()
     tickets = []
-    for index in range(32):  # an event every quarter of a frame for 8 frames
+    for index in range(32):  # an event every quarter of a frame for 8 frames (longer on a loaded machine)
         tickets.append(box.post(["specific.x!a" + outbox.INLET], {"type": "chat.delta", "n": index}))
         await asyncio.sleep(outbox.FRAME / 4)
+    posting = time.monotonic() - began
     await asyncio.gather(*tickets)
 
     assert times[0][0] - began < 0.02  # the first after a pause goes at once (the sender's thread started)
     assert sum(count for _, count in times) == 32
     gaps = [later - earlier for (earlier, _), (later, _) in itertools.pairwise(times)]
-    assert len(times) <= 10 and min(gaps) >= outbox.FRAME * 0.9, gaps
+    # At most one message a frame while the posts went on (and one for the last ones), never two within a frame.
+    assert len(times) <= posting / outbox.FRAME + 2 and min(gaps) >= outbox.FRAME * 0.9, (posting, gaps)
 
 
 async def test_a_failed_frame_fails_the_tickets_of_its_events_only(monkeypatch):
