@@ -243,10 +243,12 @@ def error_words(event: dict) -> str:
     return words[:160]
 
 
-async def ttft(server: Server, runs: int, via: str = "post", upstream_ttft: float = 0) -> dict:
+async def ttft(server: Server, runs: int, via: str = "post", upstream_ttft: float = 0, first: bool = False) -> dict:
     """Each run is the second turn of a conversation of its own: the upstream gets the same body from the
     playground as from the direct client (the first question, its answer, the question again), 200 ms
-    apart (the typing). With `--send post` the first turn is sent over the socket, the measured one by the form."""
+    apart (the typing). With `--send post` the first turn is sent over the socket, the measured one by the form.
+    With `first`, each run is the first turn of an empty conversation on a socket just opened (a page's first
+    send), against a direct stream of the question alone."""
     prompt = "write 20 words about rivers"
     if upstream_ttft:  # the local API's stall directive: its first token comes that much later, for both
         prompt += f" [fault:stall-{upstream_ttft / 1000:g}]"
@@ -260,6 +262,17 @@ async def ttft(server: Server, runs: int, via: str = "post", upstream_ttft: floa
         for i in range(runs + 3):
             pk = server.conversations[i]
             async with ws_connect(server, pk) as ws:
+                if first:
+                    await asyncio.sleep(0.2)  # the page's socket is open before the person has typed
+                    timing = await turn(ws, prompt)
+                    d, _ = await direct_stream(upstream, prompt)
+                    if i >= 3:
+                        relayed.append(timing["first"] * 1000)
+                        direct.append(d * 1000)
+                        post.append(timing["posted"] * 1000)
+                        hop.append(timing["hop"] * 1000)
+                        to_generator.append(timing["to_generator"] * 1000)
+                    continue
                 answer = (await turn(ws, prompt))["text"]
                 await asyncio.sleep(0.2)  # the person reads the answer and types
                 if via == "post":
@@ -467,6 +480,11 @@ def main():
         help="the upstream's own time to first token (the local API's stall directive), for both clients",
     )
     parser.add_argument(
+        "--first",
+        action="store_true",
+        help="time the first send on a socket just opened, in an empty conversation (a page's first send)",
+    )
+    parser.add_argument(
         "--py-spy", metavar="PREFIX", help="profile the playground: PREFIX-ttft.txt, PREFIX-streams.txt"
     )
     parser.add_argument(
@@ -494,7 +512,7 @@ def main():
     try:
         pid = server.process.pid
         with Profile(args.py_spy and f"{args.py_spy}-ttft.txt", pid):
-            t = asyncio.run(ttft(server, args.runs, args.send, args.upstream_ttft)) if args.runs else None
+            t = asyncio.run(ttft(server, args.runs, args.send, args.upstream_ttft, args.first)) if args.runs else None
         with Profile(args.py_spy and f"{args.py_spy}-streams.txt", pid):
             c = (
                 asyncio.run(concurrency(server, args.streams, args.send, args.observers, args.observer_tabs))
@@ -507,6 +525,7 @@ def main():
     print(
         f"\n### Chat relay ({args.runs} runs, {args.streams} concurrent streams, LOCAL_API_TOKEN_RATE=0, "
         f"upstream first token +{args.upstream_ttft:g} ms, sent by {how}"
+        f"{', the first send on a new socket' if args.first else ''}"
         f"{f', {args.processes} playground processes on PostgreSQL + Redis' if args.processes > 1 else ''})\n"
     )
     print("| measure | through the playground | direct httpx | added |")

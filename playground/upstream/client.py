@@ -208,6 +208,26 @@ async def request(endpoint: Endpoint, method: str, path: str, **kwargs) -> Resul
     )
 
 
+DRAIN_SECONDS = 0.1  # how long the end of a body may take to follow its [DONE]
+DRAIN_BYTES = 65536
+
+
+async def _finish(reads: AsyncIterator[bytes]) -> None:
+    """Read what follows [DONE] (the end of a chunked body: in the same read or the next, most often), so that
+    the connection goes back to the pool. A response closed before its end takes its connection with it, and
+    the next request connects (and shakes hands over TLS) again. A provider that sends more after [DONE], or
+    holds the body open, loses its connection as before."""
+    read = 0
+    try:
+        async with asyncio.timeout(DRAIN_SECONDS):
+            async for data in reads:
+                read += len(data)
+                if read > DRAIN_BYTES:
+                    return
+    except (TimeoutError, httpx.HTTPError):
+        return
+
+
 class ChatStream:
     """The chunks of a streamed chat completion, parsed once from the raw bytes (upstream/sse.py); ends at
     `[DONE]`. `batches()` gives the chunks of each network read together (the relay handles them at once)."""
@@ -234,8 +254,9 @@ class ChatStream:
 
     async def batches(self) -> AsyncIterator[list[dict]]:
         parser = sse.Parser()
+        reads = self.response.aiter_bytes()
         try:
-            async for data in self.response.aiter_bytes():
+            async for data in reads:
                 if self.started is not None:
                     metrics.first_token(self.response.url.host, "chat", time.perf_counter() - self.started)
                     self.started = None
@@ -245,6 +266,7 @@ class ChatStream:
                         self.done = True
                         if batch:
                             yield batch
+                        await _finish(reads)
                         return
                     batch.append(self._chunk(event))
                 if batch:
