@@ -12,9 +12,6 @@ the gate let this socket's last send through: the gate checks again under its lo
 removed member, a revoked connection or a spent budget is still refused, in the same words.
 """
 
-from functools import cache
-
-from django.db import connection as database
 from django.db.models import Q
 
 from playground.catalog.models import CatalogModel
@@ -22,60 +19,51 @@ from playground.chat import services
 from playground.chat.models import Attachment, Conversation, Message
 from playground.chat.services.turns import known_attachments
 from playground.connections.models import Connection
-
-# Placeholders the queries below are built with once; each run puts the real values in their places.
-CONVERSATION, USER, MODEL, CONNECTION = -7_000_001, -7_000_002, "\x01model", -7_000_003
+from playground.lib.prepared import Prepared
 
 
 def _fields(model, prefix: str = "") -> list[str]:
     return [prefix + field.name for field in model._meta.concrete_fields]
 
 
-QUERIES = {
-    # The conversation's row and its connection's (LEFT JOIN: it may have none).
-    "stamp": lambda: Conversation.objects.filter(pk=CONVERSATION, owner_id=USER).values_list(
+# The conversation's row and its connection's (LEFT JOIN: it may have none).
+STAMP = Prepared(
+    lambda conversation, user: Conversation.objects.filter(pk=conversation, owner_id=user).values_list(
         *_fields(Conversation), *_fields(Connection, "connection__")
     ),
-    "conversation": lambda: Conversation.objects.filter(pk=CONVERSATION).values_list(*_fields(Conversation)),
-    # Every catalog row the selected model can be chosen from, enabled or not.
-    "catalog": lambda: (
-        CatalogModel.objects.filter(Q(connection_id=CONNECTION) | Q(connection=None))
-        .filter(model_id=MODEL, kind="chat")
+    conversation=int,
+    user=int,
+)
+CONVERSATION = Prepared(
+    lambda conversation: Conversation.objects.filter(pk=conversation).values_list(*_fields(Conversation)),
+    conversation=int,
+)
+# Every catalog row the selected model can be chosen from, enabled or not.
+CATALOG = Prepared(
+    lambda connection, model: (
+        CatalogModel.objects.filter(Q(connection_id=connection) | Q(connection=None))
+        .filter(model_id=model, kind="chat")
         .order_by("pk")
         .values_list(*_fields(CatalogModel))
     ),
-}
-
-
-@cache
-def _compiled(name: str) -> tuple[str, tuple]:
-    """The SQL the ORM writes for the query, built once per process (building it is most of a small query's cost)."""
-    return QUERIES[name]().query.sql_with_params()
-
-
-def _rows(name: str, **values) -> list[tuple]:
-    """The query's rows as the database stores them (no conversion: they are compared, not used)."""
-    sql, placeholders = _compiled(name)
-    given = {CONVERSATION: values.get("conversation"), USER: values.get("user"), MODEL: values.get("model")}
-    given[CONNECTION] = values.get("connection")
-    with database.cursor() as cursor:
-        cursor.execute(sql, [given.get(p, p) for p in placeholders])
-        return [tuple(row) for row in cursor.fetchall()]
+    connection=int,
+    model=str,
+)
 
 
 def stamp_of(conversation_id: int, user_id: int) -> tuple | None:
     """(the conversation's row, its connection's row) as stored now; None when it is not this user's."""
-    rows = _rows("stamp", conversation=conversation_id, user=user_id)
+    rows = STAMP.rows(conversation=conversation_id, user=user_id)
     width = len(Conversation._meta.concrete_fields)
     return (rows[0][:width], rows[0][width:]) if rows else None
 
 
 def conversation_row(conversation_id: int) -> tuple:
-    return _rows("conversation", conversation=conversation_id)[0]
+    return CONVERSATION.rows(conversation=conversation_id)[0]
 
 
 def catalog_stamp(connection_id: int, model_id: str) -> tuple:
-    return tuple(_rows("catalog", connection=connection_id, model=model_id))
+    return tuple(CATALOG.rows(connection=connection_id, model=model_id))
 
 
 class SendCache:

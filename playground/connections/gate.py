@@ -36,6 +36,7 @@ from playground.connections import crypto, slots
 from playground.connections.ledger import PURPOSE_LENGTH, live_leases, record, resets, tokens_this_month
 from playground.connections.models import Connection, Lease, Membership, Team, origin_of
 from playground.lib import detached, metrics
+from playground.lib.prepared import Prepared
 from playground.upstream.client import Endpoint
 from playground.upstream.errors import UpstreamError
 
@@ -278,10 +279,13 @@ def _take(connection: Connection, user_id, purpose: str, reserve: int) -> tuple[
     return current, lease.pk
 
 
+PERSONAL = Prepared(lambda pk: Connection.objects.filter(pk=pk, team=None), pk=int)  # read at each send
+
+
 def _take_slot(connection: Connection, user_id) -> tuple[Connection, str]:
     """A personal connection's lease: only a slot (no budget), counted in slots.py with no lock or row."""
     name = connection.name
-    current = _existing(Connection.objects.filter(pk=connection.pk, team=None).first(), name)
+    current = _existing(PERSONAL.first(pk=connection.pk), name)
     _check(current, user_id, name)
     lease_id = slots.new_id(current.pk)
     in_use = slots.counter().take(current.pk, lease_id, current.slots)

@@ -4,10 +4,12 @@ playground fails), and how many answers one user may have generating at once."""
 import asyncio
 import os
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Protocol
 
 from playground.connections.gate import Pass, Refused
 from playground.connections.models import Connection
+from playground.lib.prepared import Prepared
 from playground.upstream.errors import UpstreamError
 
 
@@ -154,12 +156,20 @@ class TooBusy(Refused):
         self.status = 429
 
 
+@cache
+def _running() -> Prepared:
+    from playground.chat.models import Message
+
+    return Prepared(
+        lambda user: Message.objects.filter(conversation__owner_id=user, status=Message.STREAMING).values("pk"),
+        user=int,
+    )
+
+
 def check_capacity(user_id: int, adding: int) -> None:
     """Raise TooBusy unless `adding` more generations fit in the user's limit (sync: one count query). Every turn
     passes here (services/turns.py open_turns), before the gate is opened for it."""
-    from playground.chat.models import Message
-
-    running = Message.objects.filter(conversation__owner_id=user_id, status=Message.STREAMING).count()
+    running = _running().count(user=user_id)
     if running + adding > MAX_RUNNING_PER_USER:
         raise TooBusy(
             f"{running} answers are generating and this starts {adding} more; the limit is {MAX_RUNNING_PER_USER} "

@@ -22,6 +22,7 @@ from playground.chat.relay.limits import Limits, check_capacity, limits_of
 from playground.chat.relay.publishing import conversation_group
 from playground.chat.services.request import ChatRequest, build_request, connection_for, selected_model
 from playground.connections import gate
+from playground.lib.prepared import Prepared
 from playground.upstream.client import Endpoint
 
 log = logging.getLogger(__name__)
@@ -57,15 +58,23 @@ def launcher(loop: asyncio.AbstractEventLoop, headers: dict | None = None, tab: 
     return launch
 
 
+# Read at every send ("conversation" too: a deferred one would cost a query per message where it is read).
+HISTORY = Prepared(
+    lambda conversation: Message.objects.filter(conversation_id=conversation).only(
+        "conversation", "role", "content", "status", "tool_calls", "tool_call_id", "parent", "selected"
+    ),
+    conversation=int,
+)
+
+
 def history_rows(conversation: Conversation) -> list[Message]:
-    """The conversation's messages as a request (and the waiting tool calls) need them, in one query
-    ("conversation" too: the related manager reads it on every row, one query per message when it is deferred).
-    prepare_turn fetches the attachments of the user messages of the path it sends, in one more query."""
-    return list(
-        conversation.messages.only(
-            "conversation", "role", "content", "status", "tool_calls", "tool_call_id", "parent", "selected"
-        )
-    )
+    """The conversation's messages as a request (and the waiting tool calls) need them, in one query, each
+    holding `conversation` itself. prepare_turn fetches the attachments of the user messages of the path it sends,
+    in one more query."""
+    rows = HISTORY.objects(conversation=conversation.pk)
+    for row in rows:
+        row.conversation = conversation
+    return rows
 
 
 def prepare_turn(
