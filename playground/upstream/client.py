@@ -1,11 +1,11 @@
-"""The only module that talks HTTP to a provider (hosted, or the embedded local API over HTTP).
+"""The only module that sends requests to a provider (hosted, or the embedded local API over HTTP); what they
+answer is read in responses.py.
 
 One shared `httpx.AsyncClient` per event loop; the key is passed per call and never stored here.
 Every failure is raised as `UpstreamError`.
 """
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -17,8 +17,8 @@ from django.conf import settings
 
 from playground.lib import guard, metrics
 from playground.upstream import sse
-from playground.upstream.errors import UpstreamError, limit_type_in
-from playground.upstream.redact import redact_response_error
+from playground.upstream.errors import UpstreamError
+from playground.upstream.responses import ChatStream, error_from_response, redirect_error, trace_id_of, transport_error
 
 log = logging.getLogger(__name__)
 
@@ -109,74 +109,12 @@ def install_shutdown_hook() -> None:
     reactor.addSystemEventTrigger("before", "shutdown", close)
 
 
-def trace_id_of(headers) -> str:
-    """The provider's id of a request: the spec's trace header, else the `x-request-id` of OpenAI-style providers."""
-    return headers.get("x-service-trace-id") or headers.get("x-request-id") or ""
-
-
 async def _check(endpoint: Endpoint) -> None:
     if not endpoint.trusted:
         try:
             await guard.check_url(endpoint.base_url)
         except guard.Refused as exc:
             raise _refused(exc) from None
-
-
-def _error_from_response(response: httpx.Response, body: bytes) -> UpstreamError:
-    text = body.decode("utf-8", errors="replace").strip()
-    message, code, data = text, None, None
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, dict):
-        error = parsed.get("error") if isinstance(parsed.get("error"), dict) else parsed
-        message = str(error.get("message") or text)
-        code = error.get("code") if isinstance(error.get("code"), int) else None
-        data = error.get("data")
-    elif isinstance(parsed, str):
-        message = parsed
-    message = redact_response_error(message, response)
-    retry_after = None
-    if response.headers.get("retry-after"):
-        try:
-            retry_after = float(response.headers["retry-after"])
-        except ValueError:
-            retry_after = None
-    metrics.upstream_error(response.url.host, str(response.status_code))
-    return UpstreamError(
-        kind="http",
-        status=response.status_code,
-        message=message[:2000] or response.reason_phrase,
-        code=code,
-        data=data,
-        limit_type=limit_type_in(message) if response.status_code == 429 else None,
-        retry_after=retry_after,
-        trace_id=trace_id_of(response.headers),
-    )
-
-
-def _redirect_error(response: httpx.Response) -> UpstreamError:
-    """API calls are never redirected: a 3xx means the base URL is wrong (http:// for https://, a moved host)."""
-    location = response.headers.get("location", "")
-    target = str(response.url.join(location)) if location else "another address"
-    metrics.upstream_error(response.url.host, str(response.status_code))
-    return UpstreamError(
-        kind="http",
-        status=response.status_code,
-        message=f"The provider redirected to {target}; check the base URL.",
-        trace_id=response.headers.get("x-service-trace-id", ""),
-    )
-
-
-def _transport_error(exc: httpx.HTTPError, url: str) -> UpstreamError:
-    host = httpx.URL(url).host
-    metrics.upstream_error(host, "timeout" if isinstance(exc, httpx.TimeoutException) else "network")
-    if isinstance(exc, httpx.TimeoutException):
-        return UpstreamError(kind="timeout", message=f"No answer from {host} in time ({type(exc).__name__}).")
-    if isinstance(exc, httpx.ConnectError | httpx.UnsupportedProtocol | httpx.InvalidURL):
-        return UpstreamError(kind="network", message=f"Cannot reach {host}: {exc or type(exc).__name__}.")
-    return UpstreamError(kind="stream", message=f"The connection to {host} broke: {exc or type(exc).__name__}.")
 
 
 async def request(endpoint: Endpoint, method: str, path: str, **kwargs) -> Result:
@@ -187,11 +125,11 @@ async def request(endpoint: Endpoint, method: str, path: str, **kwargs) -> Resul
     try:
         response = await get_client(endpoint.trusted).request(method, url, headers=headers, **kwargs)
     except httpx.HTTPError as exc:
-        raise _transport_error(exc, url) from None
+        raise transport_error(exc, url) from None
     if 300 <= response.status_code < 400:
-        raise _redirect_error(response)
+        raise redirect_error(response)
     if response.status_code >= 400:
-        raise _error_from_response(response, response.content)
+        raise error_from_response(response, response.content)
     data: object = response.content
     media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
     # JSON Lines (application/jsonl, a batch file) is bytes for the caller, not one JSON document.
@@ -208,83 +146,6 @@ async def request(endpoint: Endpoint, method: str, path: str, **kwargs) -> Resul
     )
 
 
-DRAIN_SECONDS = 0.1  # how long the end of a body may take to follow its [DONE]
-DRAIN_BYTES = 65536
-
-
-async def _finish(reads: AsyncIterator[bytes]) -> None:
-    """Read what follows [DONE] (the end of a chunked body: in the same read or the next, most often), so that
-    the connection goes back to the pool. A response closed before its end takes its connection with it, and
-    the next request connects (and shakes hands over TLS) again. A provider that sends more after [DONE], or
-    holds the body open, loses its connection as before."""
-    read = 0
-    try:
-        async with asyncio.timeout(DRAIN_SECONDS):
-            async for data in reads:
-                read += len(data)
-                if read > DRAIN_BYTES:
-                    return
-    except (TimeoutError, httpx.HTTPError):
-        return
-
-
-class ChatStream:
-    """The chunks of a streamed chat completion, parsed once from the raw bytes (upstream/sse.py); ends at
-    `[DONE]`. `batches()` gives the chunks of each network read together (the relay handles them at once)."""
-
-    def __init__(self, response: httpx.Response, started: float | None = None):
-        self.response = response
-        self.trace_id = trace_id_of(response.headers)
-        self.done = False
-        self.started = started
-
-    def _chunk(self, data: bytes) -> dict:
-        try:
-            chunk = sse.loads(data)
-        except ValueError:
-            raise UpstreamError(
-                kind="stream", message="The provider sent an unreadable chunk.", trace_id=self.trace_id
-            ) from None
-        if isinstance(chunk, dict) and "error" in chunk and "choices" not in chunk:
-            error = chunk["error"] if isinstance(chunk["error"], dict) else {"message": str(chunk["error"])}
-            message = redact_response_error(str(error.get("message", "error")), self.response)
-            metrics.upstream_error(self.response.url.host, "stream")
-            raise UpstreamError(kind="stream", message=message, trace_id=self.trace_id)
-        return chunk
-
-    async def batches(self) -> AsyncIterator[list[dict]]:
-        parser = sse.Parser()
-        reads = self.response.aiter_bytes()
-        try:
-            async for data in reads:
-                if self.started is not None:
-                    metrics.first_token(self.response.url.host, "chat", time.perf_counter() - self.started)
-                    self.started = None
-                batch = []
-                for event in parser.feed(data):
-                    if event.strip() == sse.DONE:
-                        self.done = True
-                        if batch:
-                            yield batch
-                        await _finish(reads)
-                        return
-                    batch.append(self._chunk(event))
-                if batch:
-                    yield batch
-        except httpx.HTTPError as exc:
-            error = _transport_error(exc, str(self.response.url))
-            error.kind = "stream" if error.kind == "network" else error.kind
-            error.trace_id = self.trace_id
-            raise error from None
-        metrics.upstream_error(self.response.url.host, "stream")
-        raise UpstreamError(kind="stream", message="The stream ended before [DONE].", trace_id=self.trace_id)
-
-    async def __aiter__(self) -> AsyncIterator[dict]:
-        async for batch in self.batches():
-            for chunk in batch:
-                yield chunk
-
-
 @asynccontextmanager
 async def chat_stream(endpoint: Endpoint, body: dict, headers: dict | None = None, *, sent=None):
     """Stream a chat completion. Leaving the block (or cancelling the task) closes the upstream connection.
@@ -299,9 +160,9 @@ async def chat_stream(endpoint: Endpoint, body: dict, headers: dict | None = Non
             "POST", url, content=sse.dumps({**body, "stream": True}), headers=headers, extensions=extensions
         ) as response:
             if 300 <= response.status_code < 400:
-                raise _redirect_error(response)
+                raise redirect_error(response)
             if response.status_code >= 400:
-                raise _error_from_response(response, await response.aread())
+                raise error_from_response(response, await response.aread())
             if "text/event-stream" not in response.headers.get("content-type", ""):
                 # Some providers answer a stream request with plain JSON; surface it as an error that says so.
                 raise UpstreamError(
@@ -311,7 +172,7 @@ async def chat_stream(endpoint: Endpoint, body: dict, headers: dict | None = Non
                 )
             yield ChatStream(response, started)
     except httpx.HTTPError as exc:
-        raise _transport_error(exc, url) from None
+        raise transport_error(exc, url) from None
 
 
 def _on_sent(callback):
@@ -342,13 +203,13 @@ async def speech_stream(endpoint: Endpoint, body: dict, headers: dict | None = N
             "POST", url, json=body, headers={**endpoint.auth_headers(), **(headers or {})}
         ) as response:
             if 300 <= response.status_code < 400:
-                raise _redirect_error(response)
+                raise redirect_error(response)
             if response.status_code >= 400:
-                raise _error_from_response(response, await response.aread())
+                raise error_from_response(response, await response.aread())
             response.extensions["playground_started"] = response_started
             yield response
     except httpx.HTTPError as exc:
-        raise _transport_error(exc, url) from None
+        raise transport_error(exc, url) from None
 
 
 async def iter_bytes(response: httpx.Response) -> AsyncIterator[bytes]:
@@ -361,7 +222,7 @@ async def iter_bytes(response: httpx.Response) -> AsyncIterator[bytes]:
                 started = None
             yield chunk
     except httpx.HTTPError as exc:
-        error = _transport_error(exc, str(response.url))
+        error = transport_error(exc, str(response.url))
         error.kind = "stream"
         error.trace_id = trace_id_of(response.headers)
         raise error from None
