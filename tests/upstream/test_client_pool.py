@@ -6,6 +6,7 @@ import httpcore
 import pytest
 
 from playground.upstream import client
+from tests.fakeprovider.server import CHAT_MODEL
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,8 +31,8 @@ def counted(trusted: bool) -> Counting:
     return pool._network_backend
 
 
-async def answer(endpoint: client.Endpoint, words: int) -> str:
-    body = {"model": "local/chat", "messages": [{"role": "user", "content": f"write {words} words about rivers"}]}
+async def answer(endpoint: client.Endpoint, model: str, words: int) -> str:
+    body = {"model": model, "messages": [{"role": "user", "content": f"write {words} words about rivers"}]}
     text = []
     async with client.chat_stream(endpoint, body) as stream:
         async for chunk in stream:
@@ -41,14 +42,25 @@ async def answer(endpoint: client.Endpoint, words: int) -> str:
     return "".join(text)
 
 
-@pytest.mark.parametrize("trusted", [True, False], ids=["local", "checked-address"])
-async def test_streamed_answers_one_after_another_share_one_connection(live_server, trusted):
+async def three_answers_one_connection(endpoint: client.Endpoint, model: str) -> None:
     await client.close_clients()
-    backend = counted(trusted)
-    endpoint = client.Endpoint(base_url=live_server.api_url, api_key=live_server.api_key, trusted=trusted)
+    backend = counted(endpoint.trusted)
     try:
         for words in (5, 40, 5):
-            assert await answer(endpoint, words)
+            assert await answer(endpoint, model, words)
         assert backend.opened == 1
     finally:
         await client.close_clients()
+
+
+@pytest.mark.needs_local_api
+@pytest.mark.parametrize("trusted", [True, False], ids=["local", "checked-address"])
+async def test_the_local_apis_answers_one_after_another_share_one_connection(live_server, trusted):
+    endpoint = client.Endpoint(base_url=live_server.api_url, api_key=live_server.api_key, trusted=trusted)
+    await three_answers_one_connection(endpoint, "local/chat")
+
+
+async def test_an_openai_style_providers_answers_share_one_connection(fake_openai, settings):
+    settings.ALLOWED_UPSTREAM_HOSTS = ["127.0.0.1"]
+    endpoint = client.Endpoint(base_url=fake_openai.base_url, api_key=fake_openai.key, trusted=False)
+    await three_answers_one_connection(endpoint, CHAT_MODEL)
