@@ -397,6 +397,9 @@ def test_non_streaming_mode_with_two_choices_works_through_the_same_page(open_ch
     expect(answer.get_by_role("tab", name="Choice 2")).to_be_visible()
     message = orm(Message.objects.get, pk=answer.get_attribute("data-message-id"))
     assert message.params.get("stream") is False
+    # The list follows the turn (composer.js): its request ends here, not in the page's teardown, where closing the
+    # page would abort it (htmx logs an aborted request as an error).
+    expect(page.locator("#conversation-list")).to_contain_text("What is 12 + 30?")
     screenshot(page, "chat-non-streaming")
 
 
