@@ -385,6 +385,9 @@ def test_a_send_in_one_tab_appears_live_in_another_with_its_question(open_chat, 
     assert mirrored.locator(".message-body").inner_text() == answer.locator(".message-body").inner_text()
 
 
+# Two panel edits in a row: on a loaded machine (both CI lanes, 2 cores) a request still in flight is replaced by the
+# next one's and htmx logs the abort, as in test_tool_round_trip.py.
+@pytest.mark.console_errors(r"^htmx:sendAbort\b", r"^htmx:afterRequest\b")
 def test_non_streaming_mode_with_two_choices_works_through_the_same_page(open_chat):
     page = open_chat()
     page.get_by_label("stream").uncheck()
@@ -397,9 +400,7 @@ def test_non_streaming_mode_with_two_choices_works_through_the_same_page(open_ch
     expect(answer.get_by_role("tab", name="Choice 2")).to_be_visible()
     message = orm(Message.objects.get, pk=answer.get_attribute("data-message-id"))
     assert message.params.get("stream") is False
-    # The list follows the turn (composer.js): its request ends here, not in the page's teardown, where closing the
-    # page would abort it (htmx logs an aborted request as an error).
-    expect(page.locator("#conversation-list")).to_contain_text("What is 12 + 30?")
+    expect(page.locator("#conversation-list")).to_contain_text("What is 12 + 30?")  # the list follows the turn
     screenshot(page, "chat-non-streaming")
 
 
