@@ -243,11 +243,29 @@ def error_words(event: dict) -> str:
     return words[:160]
 
 
-async def ttft(server: Server, runs: int, via: str = "post", upstream_ttft: float = 0, first: bool = False) -> dict:
+async def post_turn(ws, http: httpx.AsyncClient, server: Server, pk: int, content: str) -> dict:
+    """Send by the form POST and follow the turn on the socket: times from the send."""
+    wall, start = time.time(), time.perf_counter()
+    sent = asyncio.create_task(send(http, server, pk, content))
+    first = stamp = None
+    while True:
+        event = json.loads(await ws.recv())
+        if event["type"] == "delta" and first is None:
+            first, received = time.perf_counter() - start, time.time()
+            stamp = event.get("t")
+        if event["type"] in ("done", "error"):
+            break
+    timing = {"first": first, "posted": await sent}
+    if stamp is not None:
+        timing["hop"], timing["to_generator"] = received - stamp, stamp - wall
+    return timing
+
+
+async def ttft(server: Server, runs: int, via: str = "post", upstream_ttft: float = 0, fresh: bool = False) -> dict:
     """Each run is the second turn of a conversation of its own: the upstream gets the same body from the
     playground as from the direct client (the first question, its answer, the question again), 200 ms
     apart (the typing). With `--send post` the first turn is sent over the socket, the measured one by the form.
-    With `first`, each run is the first turn of an empty conversation on a socket just opened (a page's first
+    With `fresh`, each run is the first turn of an empty conversation on a socket just opened (a page's first
     send), against a direct stream of the question alone."""
     prompt = "write 20 words about rivers"
     if upstream_ttft:  # the local API's stall directive: its first token comes that much later, for both
@@ -262,36 +280,15 @@ async def ttft(server: Server, runs: int, via: str = "post", upstream_ttft: floa
         for i in range(runs + 3):
             pk = server.conversations[i]
             async with ws_connect(server, pk) as ws:
-                if first:
+                history = None
+                if fresh:
                     await asyncio.sleep(0.2)  # the page's socket is open before the person has typed
                     timing = await turn(ws, prompt)
-                    d, _ = await direct_stream(upstream, prompt)
-                    if i >= 3:
-                        relayed.append(timing["first"] * 1000)
-                        direct.append(d * 1000)
-                        post.append(timing["posted"] * 1000)
-                        hop.append(timing["hop"] * 1000)
-                        to_generator.append(timing["to_generator"] * 1000)
-                    continue
-                answer = (await turn(ws, prompt))["text"]
-                await asyncio.sleep(0.2)  # the person reads the answer and types
-                if via == "post":
-                    wall, start = time.time(), time.perf_counter()
-                    sent = asyncio.create_task(send(http, server, pk, prompt))
-                    first = stamp = None
-                    while True:
-                        event = json.loads(await ws.recv())
-                        if event["type"] == "delta" and first is None:
-                            first, received = time.perf_counter() - start, time.time()
-                            stamp = event.get("t")
-                        if event["type"] in ("done", "error"):
-                            break
-                    timing = {"first": first, "posted": await sent}
-                    if stamp is not None:
-                        timing["hop"], timing["to_generator"] = received - stamp, stamp - wall
                 else:
-                    timing = await turn(ws, prompt)
-            history = [{"role": "user", "content": prompt}, {"role": "assistant", "content": answer}]
+                    answer = (await turn(ws, prompt))["text"]
+                    history = [{"role": "user", "content": prompt}, {"role": "assistant", "content": answer}]
+                    await asyncio.sleep(0.2)  # the person reads the answer and types
+                    timing = await (post_turn(ws, http, server, pk, prompt) if via == "post" else turn(ws, prompt))
             d, _ = await direct_stream(upstream, prompt, history)
             if i >= 3:
                 relayed.append(timing["first"] * 1000)
