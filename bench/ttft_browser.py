@@ -102,15 +102,19 @@ WATCH = """() => {
   window.__arrivals.frame = window.__arrivals.sent = window.__arrivals.generator = window.__arrivals.delta = window.__arrivals.lastDelta = window.__arrivals.done = null;
   var known = new Set(Array.from(document.querySelectorAll('article[data-role="assistant"]')).map(function (a) { return a.id; }));
   document.getElementById("send-button").addEventListener("click", function () { t.click = performance.now(); }, { capture: true, once: true });
-  var id = null, last = null;
+  var id = null, element = null, last = null;
   function look() {
     if (!id) {
-      document.querySelectorAll('article[data-role="assistant"]').forEach(function (a) { if (!known.has(a.id)) id = a.id; });
-      if (!id) return;
+      document.querySelectorAll('article[data-role="assistant"]').forEach(function (a) { if (!known.has(a.id)) element = a; });
+      if (!element) return;
+      id = element.id;
       t.placeholder = { at: performance.now() };
       window.__painted(t.placeholder);
     }
-    var article = document.getElementById(id);
+    // The placeholder shown as the send leaves is named by its row's id when the reply comes (the same element).
+    if (element && element.isConnected) id = element.id;
+    else element = document.getElementById(id);
+    var article = element;
     var body = article && article.querySelector(".message-body");
     var text = body ? body.textContent.replace(/\\s+/g, " ").trim() : "";
     if (text !== last) {

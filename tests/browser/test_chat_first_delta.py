@@ -1,7 +1,7 @@
 """Every word of an answer is on screen before its final render (issue 24): its last words are published before
 the final save and render (services/generation.py), and a first delta that reaches the tab before the send's
-reply (the article it goes into) is kept and shown once the reply is in (static/js/chat/stream.js). On main the
-last words came only with the final render."""
+reply is shown at once, in the answer's placeholder the page put up as the send left (static/js/chat/stream.js). On
+main the last words came only with the final render."""
 
 import re
 
@@ -86,17 +86,12 @@ def test_every_word_is_live_before_the_final_render_even_when_the_first_delta_pa
 
 
 # The first delta after the reply of a send is turned into one that comes before it, as the server sends a delta
-# ready before the rows are written: named by the send frame's id, without a message id. Each change of the thread
-# is noted with the number of the frame that paints it.
+# ready before the rows are written: named by the send frame's id, without a message id; the reply itself is held
+# back for 300 ms after it. When the placeholder and the answer's first text were put on the page, and when the
+# reply was let through, are noted.
 EARLY = """
 (function () {
-  var native = window.requestAnimationFrame.bind(window);
-  var frame = 0, rendering = false, channel = new MessageChannel();
-  channel.port1.onmessage = function () { rendering = false; };
-  (function tick() { native(function () { frame += 1; rendering = true; channel.port2.postMessage(0); tick(); }); })();
-  // A change made while a frame's callbacks run is painted by that frame; any other by the next one.
-  function paintedBy() { return rendering ? frame : frame + 1; }
-  var seen = window.__early = { sendId: null, rewritten: false, placeholder: null, text: null };
+  var seen = window.__early = { sendId: null, rewritten: false, placeholder: null, text: null, reply: null };
   var Native = window.WebSocket;
   function Early(url, protocols) {
     var ws = protocols === undefined ? new Native(url) : new Native(url, protocols);
@@ -111,13 +106,13 @@ EARLY = """
       if (!handler) return;
       var data = JSON.parse(event.data);
       if (data.type === "sent" && data.id === seen.sendId && !seen.rewritten) { held = event; return; }
-      if (held && data.type === "delta") {
+      if (held && data.type === "delta" && !seen.rewritten) {
         var early = Object.assign({}, data, { message_id: null, action: seen.sendId });
         handler.call(ws, { data: JSON.stringify(early) });
         seen.rewritten = true;
         var reply = held;
         held = null;
-        handler.call(ws, reply);
+        setTimeout(function () { seen.reply = performance.now(); handler.call(ws, reply); }, 300);
         return;
       }
       handler.call(ws, event);
@@ -132,20 +127,30 @@ EARLY = """
     new MutationObserver(function () {
       var answer = Array.from(document.querySelectorAll('article[data-role="assistant"]')).filter(function (a) { return !known.has(a.id); })[0];
       if (!answer) return;
-      if (seen.placeholder === null) seen.placeholder = paintedBy();
+      if (seen.placeholder === null) seen.placeholder = performance.now();
       var body = answer.querySelector(".message-body");
-      if (seen.text === null && body && body.textContent.trim()) seen.text = paintedBy();
+      if (seen.text === null && body && body.textContent.trim()) seen.text = performance.now();
     }).observe(document.getElementById("thread"), { childList: true, subtree: true, characterData: true });
   });
 })();
 """
 
 
-def test_a_delta_that_comes_before_the_placeholder_is_painted_with_it(alice_page, open_chat):
-    page, _ = answered(alice_page, open_chat, EARLY)
+def test_a_delta_that_comes_before_the_reply_is_shown_at_once_in_the_placeholder(alice_page, open_chat):
+    page, answer = answered(alice_page, open_chat, EARLY)
     seen = page.evaluate("window.__early")
     assert seen["rewritten"], "no delta was turned into an early one: nothing was tested"
-    assert seen["placeholder"] is not None and seen["text"] == seen["placeholder"], seen
+    # The placeholder was up before any answer came, and the early words went into it without waiting for the reply.
+    assert seen["placeholder"] is not None and seen["text"] is not None and seen["reply"] is not None, seen
+    assert seen["placeholder"] < seen["text"] < seen["reply"], seen
+    # Named by its row once the reply came, the article went on and finished in place: one answer, all its words.
+    assert (
+        re.fullmatch(r"message-\d+", answer.get_attribute("id"))
+        and int(answer.get_attribute("data-message-id")) < 9_007_199_254_740
+    )
+    expect(page.locator('article[data-role="assistant"]')).to_have_count(1)
+    expect(page.locator('article[data-role="user"]')).to_have_count(1)
+    expect(answer.locator(".message-body")).to_contain_text("rivers", ignore_case=True)
 
 
 # When the page asks for the conversation list (htmx's request), against the `sent` reply, the first delta and the

@@ -87,6 +87,97 @@ def test_the_composer_is_an_htmx_form_that_enter_sends_over_the_websocket_withou
     screenshot(page, "composer-sent-phone")
 
 
+# Holds back the `sent` reply of a send until window.releaseReply() (window.replyHeld is true while it waits).
+HOLD_REPLY = """
+(function () {
+  var Native = window.WebSocket;
+  window.replyHeld = false;
+  function Holding(url, protocols) {
+    var ws = protocols === undefined ? new Native(url) : new Native(url, protocols);
+    var handler = null;
+    Object.defineProperty(ws, "onmessage", { get: function () { return handler; }, set: function (fn) { handler = fn; } });
+    ws.addEventListener("message", function (event) {
+      if (!handler) return;
+      var held = handler;
+      if (/"type": ?"sent"/.test(event.data) && !window.releaseReply) {
+        window.replyHeld = true;
+        window.releaseReply = function () { window.replyHeld = false; held.call(ws, event); };
+        return;
+      }
+      handler.call(ws, event);
+    });
+    return ws;
+  }
+  Holding.prototype = Native.prototype;
+  ["CONNECTING", "OPEN", "CLOSING", "CLOSED"].forEach(function (k) { Holding[k] = Native[k]; });
+  window.WebSocket = Holding;
+})();
+"""
+
+STAND_IN = "900719925474"  # the digits of the ids the page gives a turn before its rows are known (stream.js)
+
+
+def test_the_question_and_the_answers_placeholder_show_as_the_message_leaves(alice_page, open_chat):
+    alice_page.add_init_script(HOLD_REPLY)
+    page = open_chat()
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("Where do rivers start?")
+    box.press("Enter")
+    page.wait_for_function("() => window.replyHeld")
+    # Before the server's reply: the question, the answer's placeholder, a clean box and a busy composer.
+    question = page.locator('article[data-role="user"]')
+    answer = page.locator('article[data-role="assistant"]')
+    expect(question).to_have_count(1)
+    expect(question.locator(".message-body")).to_have_text("Where do rivers start?")
+    expect(answer).to_have_attribute("data-status", "streaming")
+    expect(answer.locator(".message-model")).to_have_text("local/chat")
+    expect(box).to_have_value("")
+    expect(page.get_by_role("button", name="Send")).to_be_disabled()
+    expect(page.locator(".thread-empty")).to_be_hidden()
+    page.set_viewport_size({"width": 390, "height": 844})
+    screenshot(page, "composer-sent-before-reply-phone")
+    page.set_viewport_size({"width": 1280, "height": 860})
+
+    page.evaluate("() => window.releaseReply()")
+    expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
+    saved = orm(lambda: list(Message.objects.order_by("pk").values_list("pk", "role")))
+    assert [role for _, role in saved] == ["user", "assistant"]
+    # Named by the rows: no stand-in digits left anywhere in the articles, and their forms work (the answer's Regenerate).
+    expect(question).to_have_attribute("id", f"message-{saved[0][0]}")
+    expect(answer).to_have_attribute("id", f"message-{saved[1][0]}")
+    assert STAND_IN not in page.locator("#message-list").inner_html()
+    answer.get_by_role("button", name="Regenerate").click()
+    again = page.locator(f'article[data-role="assistant"]:not(#message-{saved[1][0]})')
+    expect(again).to_have_attribute("data-status", "complete", timeout=DONE)
+    expect(page.locator('article[data-role="assistant"]')).to_have_count(1)
+    assert orm(Message.objects.filter(role="assistant").count) == 2
+
+
+@pytest.mark.console_errors(r"WebSocket")
+def test_a_send_whose_reply_is_lost_puts_the_message_back_and_shows_what_was_saved(alice_page, open_chat):
+    alice_page.add_init_script(HOLD_REPLY)
+    page = open_chat()
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("Lost on the way back")
+    box.press("Enter")
+    page.wait_for_function("() => window.replyHeld")
+    expect(page.locator('article[data-role="user"]')).to_have_count(1)
+    page.evaluate("() => window.ChatClient.drop()")
+    expect(page.locator(".composer-errors")).to_have_text(
+        "The connection dropped while sending: check the thread before sending again."
+    )
+    expect(box).to_have_value("Lost on the way back")
+    # The server had saved the turn: the thread comes back with it, once.
+    question = page.locator('article[data-role="user"]')
+    expect(question).to_have_count(1)
+    expect(question).to_have_attribute("id", re.compile(r"^message-\d+$"))
+    answer = page.locator('article[data-role="assistant"]')
+    expect(answer).to_have_count(1)
+    assert STAND_IN not in page.locator("#message-list").inner_html()
+    # and the answer, followed over the new socket, to its end
+    expect(answer).to_have_attribute("data-status", "complete", timeout=DONE)
+
+
 def replies_received(page) -> None:
     """Record the replies to the page's actions over the websocket (in window.replies), from now on."""
     page.evaluate(
@@ -166,6 +257,9 @@ def test_a_refused_send_over_the_websocket_names_the_field_and_the_limit(open_ch
     expect(box).to_have_value("x" * 200_001)
     expect(page.get_by_role("button", name="Send")).to_be_enabled()
     assert sends == [] and orm(Message.objects.count) == 0
+    # The question and placeholder the page put up as the message left went with the refusal.
+    expect(page.locator("article[data-message-id]")).to_have_count(0)
+    expect(page.locator(".thread-empty")).to_be_visible()
     page.set_viewport_size({"width": 390, "height": 844})
     screenshot(page, "composer-refused-over-socket-phone")
 

@@ -1,9 +1,9 @@
 // The articles the page builds itself, from the prototypes the server rendered into it (chat/prototypes.py: the
 // same template as every article, for a stand-in message whose id is ID): a new turn's question and answer
-// placeholder from the data of a `sent` reply or a `start` event, so a send over the socket costs no render on the
-// way to the first delta; and the finished parts of an answer the page watched to its end (copy button, actions,
-// footer) from its `done` event, so the end costs no render of the article and no swap of its body. Used by the
-// stream renderer (stream.js).
+// placeholder as a send leaves (named by its `sent` reply) or from the data of a `start` event, so a send over the
+// socket costs no render on the way to the first delta; and the finished parts of an answer the page watched to
+// its end (copy button, actions, footer) from its `done` event, so the end costs no render of the article and no
+// swap of its body. Used by the stream renderer (stream.js).
 (function () {
   "use strict";
 
@@ -45,6 +45,61 @@
     if (model && data.answer.model) model.textContent = data.answer.model;
     else if (model) model.remove();
     return [question, answer];
+  }
+
+  // A send's question and answer placeholder as it leaves (its action id, its frame), before the rows exist: put in
+  // the thread by stream.js, inert (`data-foreseen`: no behaviours, not counted as streaming) until the `sent` reply
+  // names them. Their stand-in ids are above every real one (they go last). Null when the server builds the turn:
+  // n > 1 answers (tabs), a comparison in the thread.
+  var STAND_IN = { question: 9007199254741, answer: 9007199254742 };
+  var foreseen = null; // {id: the action's, articles: [question, answer]}
+
+  function foresee(id, frame, thread) {
+    var content = typeof frame.content === "string" ? frame.content.trim() : "";
+    var choices = document.querySelector('#settings-form [name="n"]');
+    if (foreseen || !content || (choices && Number(choices.value) > 1) || thread.querySelector(".compare-grid")) return null;
+    var model = document.querySelector('#settings-form [name="model"]');
+    var built = turn({
+      question: { id: STAND_IN.question, content: content, root: !thread.querySelector("article[data-message-id]") },
+      answer: { id: STAND_IN.answer, model: model ? model.value : "" },
+    });
+    if (!built) return null;
+    built.forEach(function (article) { article.setAttribute("data-foreseen", ""); });
+    foreseen = { id: id, articles: built };
+    return built;
+  }
+
+  // The reply to an action (no id: the socket closed first): the foreseen turn of its send named by the rows (the
+  // `sent` reply's `placeholder`: their ids wherever the prototype put one, the question and model as saved), or
+  // taken away (a refusal, or a reply that brings the articles as HTML). {from, to (null when taken away),
+  // articles} with the answer's stand-in and row ids, or null when the action foresaw nothing.
+  function named(reply) {
+    if (!foreseen || (reply.id && reply.id !== foreseen.id)) return null;
+    var articles = foreseen.articles;
+    var data = reply.type === "sent" && reply.placeholder;
+    foreseen = null;
+    if (!data) {
+      articles.forEach(function (article) { article.remove(); });
+      return { from: String(STAND_IN.answer), to: null, articles: [] };
+    }
+    rename(articles[0], STAND_IN.question, data.question.id);
+    rename(articles[1], STAND_IN.answer, data.answer.id);
+    var body = articles[0].querySelector(".message-body");
+    if (body && body.textContent !== data.question.content) body.textContent = data.question.content;
+    var model = articles[1].querySelector(".message-model");
+    if (model && data.answer.model && model.textContent !== data.answer.model) model.textContent = data.answer.model;
+    articles.forEach(function (article) { article.removeAttribute("data-foreseen"); });
+    return { from: String(STAND_IN.answer), to: String(data.answer.id), articles: articles };
+  }
+
+  function rename(article, from, to) {
+    var was = String(from);
+    var now = String(Number(to));
+    [article].concat(Array.from(article.querySelectorAll("*"))).forEach(function (element) {
+      Array.prototype.forEach.call(element.attributes, function (attribute) {
+        if (attribute.value.indexOf(was) !== -1) attribute.value = attribute.value.split(was).join(now);
+      });
+    });
   }
 
   // The end of a complete answer whose every delta this page showed (`done` with `last` and `meta`, no article):
@@ -111,5 +166,5 @@
     return foot;
   }
 
-  window.ChatArticles = { turn: turn, finish: finish };
+  window.ChatArticles = { turn: turn, foresee: foresee, named: named, finish: finish };
 })();

@@ -67,14 +67,18 @@
   }
 
   function sent(form) {
+    clear(form);
+    form.dispatchEvent(new CustomEvent("chat:sent", { bubbles: true }));
+  }
+
+  function clear(form) {
     var input = form.querySelector("textarea");
     var errors = form.querySelector(".composer-errors");
     if (errors) errors.remove();
-    if (input) {
+    if (input && input.value) {
       input.value = "";
       autosize(input);
     }
-    form.dispatchEvent(new CustomEvent("chat:sent", { bubbles: true }));
   }
 
   // The form's fields as a send frame: text fields only (files go by the form POST), no CSRF token (the socket
@@ -129,25 +133,36 @@
   }
 
   // A send of an open conversation goes over its websocket when that is open; the form POST stays the way for
-  // files, a closed socket, and pages without JavaScript.
+  // files, a closed socket, and pages without JavaScript. The box is cleared as the message leaves (the thread shows
+  // it at once, stream.js): a reply other than `sent` puts it back.
   function sendOverSocket(form) {
     if (!client() || !client().request || form.getAttribute("hx-target") !== "#message-list") return false;
     var frame = frameOf(form);
     if (!frame) return false;
-    return client().request(frame, function (reply) {
+    var input = form.querySelector("textarea");
+    var asked = client().request(frame, function (reply) {
       update();
       if (reply.type === "sent") {
         sent(form);
         listAfter(reply);
+        return;
       }
-      else if (reply.type === "invalid") showErrors(reply.errors || []);
+      if (input && !input.value) {
+        input.value = frame.content;
+        autosize(input);
+      }
+      if (reply.type === "invalid") showErrors(reply.errors || []);
       // Its process is restarting: socket.js left that socket, so this send goes by the form POST instead.
       else if (reply.type === "failed" && reply.problem === "draining") { form.requestSubmit(); return; }
       else if (reply.type === "lost") showError("The connection dropped while sending: check the thread before sending again.");
       else showError(reply.error || "Could not send. Your message is still here; try again.");
-      var input = form.querySelector("textarea");
       if (input) input.focus();
     });
+    if (asked) {
+      clear(form);
+      if (input) input.focus();
+    }
+    return asked;
   }
 
   function isComposer(event) {

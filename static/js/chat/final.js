@@ -146,5 +146,16 @@
     return Array.from(a.attributes).every(function (attribute) { return b.getAttribute(attribute.name) === attribute.value; });
   }
 
-  window.ChatFinal = { apply: apply, settleLast: settleLast };
+  // The end of an answer (its `done` or `error` event; `state`: stream.js's, what the page showed of it). With the
+  // final render (`html`): patched into the article in place when the blocks shown are its prefix (apply). Without it
+  // (a complete answer this page showed every delta of): finished from its last words and data (articles.js). The
+  // result of either, null when there is nothing to put in place, or false when the page cannot finish it without
+  // the saved article.
+  function end(article, data, state) {
+    if (typeof data.html === "string") return apply(article, data.html, state.html);
+    var done = data.meta && state.seq === data.seq && window.ChatArticles ? window.ChatArticles.finish(article, data) : null;
+    return done || false;
+  }
+
+  window.ChatFinal = { apply: apply, end: end, settleLast: settleLast };
 })();

@@ -1,8 +1,44 @@
-// Writes a streaming answer's changes into its article, for stream.js (which batches them into animation frames):
-// the finished blocks, the live tail, the reasoning, the other choices, and the badge of an answer waiting for a
-// slot. The final render is final.js's.
+// A streaming answer's changes, for stream.js (which batches them into animation frames): gathered from its events
+// into a queue (take), then written into its article (apply): the finished blocks, the live tail, the reasoning, the
+// other choices, and the badge of an answer waiting for a slot. The final render is final.js's.
 (function () {
   "use strict";
+
+  function emptyQueue() {
+    return { snapshot: null, blocks: [], tail: null, reasoning: [], choices: null, final: null };
+  }
+
+  // A snapshot, delta, done or error event into the message's state ({seq, ready, html, queue}, stream.js); false
+  // when it changes nothing (another kind, or a delta the state already has).
+  function take(state, data) {
+    var queue = state.queue;
+    if (data.type === "snapshot") {
+      state.ready = true;
+      state.seq = data.seq;
+      state.html = data.blocks.join("");
+      queue.snapshot = data;
+      queue.blocks = [];
+      queue.tail = null;
+      queue.reasoning = [];
+      queue.choices = null;
+    } else if (data.type === "delta") {
+      // Before its snapshot, a message's deltas are already part of what the snapshot will bring.
+      if (!state.ready || data.seq <= state.seq) return false;
+      state.seq = data.seq;
+      if (data.blocks && data.blocks.length) {
+        Array.prototype.push.apply(queue.blocks, data.blocks);
+        state.html += data.blocks.join("");
+      }
+      if (typeof data.tail === "string") queue.tail = data.tail;
+      if (data.reasoning) queue.reasoning.push(data.reasoning);
+      if (data.choices) queue.choices = window.ChatChoices.merge(queue.choices, data.choices);
+    } else if (data.type === "done" || data.type === "error") {
+      queue.final = data;
+    } else {
+      return false;
+    }
+    return true;
+  }
 
   // A message's changes since the last frame (stream.js's queue: a snapshot, then the blocks, the tail, the
   // reasoning and the other choices the deltas after it brought) written into its article.
@@ -57,5 +93,5 @@
     }
   }
 
-  window.ChatPaint = { apply: apply, slotWait: slotWait };
+  window.ChatPaint = { emptyQueue: emptyQueue, take: take, apply: apply, slotWait: slotWait };
 })();

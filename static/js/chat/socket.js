@@ -132,10 +132,11 @@
   // ---------------------------------------------------------------- actions over the websocket
   //
   // request({action: "send", ...fields}, callback): the frame goes with an id of this tab's making; the reply
-  // carries it back. `sent` holds the new articles (so no subscription is needed); deltas of a send or retry
-  // that came before it, named by the action's id, are held and shown with them, in the same frame (stream.js).
+  // carries it back. `sent` names or holds the new articles (so no subscription is needed); deltas of a send or
+  // retry that came before it are named by the action's id (stream.js).
   // The callback gets the reply (`sent`, `invalid`, `failed`, `refused`, or `lost`
-  // when the socket closed first). False when the socket is not open (the caller falls back to the form POST).
+  // when the socket closed first). Returns the action's id, or false when the socket is not open (the caller falls
+  // back to the form POST).
 
   function request(frame, callback) {
     if (!socket || socket.readyState !== WebSocket.OPEN) return false;
@@ -147,7 +148,7 @@
       return false;
     }
     emit(document, "chat:state");
-    return true;
+    return id;
   }
 
   function answered(data) {

@@ -3,11 +3,10 @@
 //
 // Finished markdown blocks arrive as sanitized HTML, the unfinished block as raw text, which markdown.js renders.
 // Blocks are appended (never re-rendered) and only the tail re-rendered, so a delta costs the same however long
-// the answer; DOM writes (paint.js) are batched
-// into one animation frame. Sends and retries are htmx forms: this file adopts the articles they swap in, and
-// tells the behaviours through events: chat:message on each article made ready, chat:state on the document when
-// the streaming answers may have changed, chat:notice ({text}) when the server has words about a send, and
-// chat:finished on an article whose answer ended (complete, stopped or failed).
+// the answer; DOM writes (paint.js) are batched into one animation frame. Sends and retries are htmx forms: this
+// file adopts the articles they swap in, and tells the behaviours through events: chat:message on each article made
+// ready, chat:state on the document when the streaming answers may have changed, chat:notice ({text}) when the
+// server has words about a send, and chat:finished on an article whose answer ended (complete, stopped or failed).
 (function () {
   "use strict";
 
@@ -44,8 +43,9 @@
     return document.getElementById("message-" + id);
   }
 
+  // The answers streaming on the page (a send's foreseen placeholder is not one until its reply names it).
   function streaming() {
-    return Array.from(thread.querySelectorAll('article[data-status="streaming"]'));
+    return Array.from(thread.querySelectorAll('article[data-status="streaming"]:not([data-foreseen])'));
   }
 
   // A send or retry posted by htmx (or asked over the websocket, see actions below) and not answered yet: the
@@ -67,8 +67,17 @@
   // Articles that arrive by websocket (a send from another tab), as HTML or built by the page (articles.js), go in
   // message order (ids grow); new messages almost always go last. One already on the page is skipped.
   function insertArticles(html) {
-    var added = [];
     var articles = typeof html === "string" ? Array.from(parse(html).querySelectorAll("article[data-message-id]")) : html;
+    var added = putInOrder(articles);
+    added.forEach(prepare);
+    if (added.length && stick) scrollToEnd();
+    emit(document, "chat:state");
+    return added;
+  }
+
+  // Puts articles in the thread in message order; returns those it put (not those already there).
+  function putInOrder(articles) {
+    var added = [];
     articles.forEach(function (article) {
       if (articleFor(article.dataset.messageId)) return;
       var id = Number(article.dataset.messageId);
@@ -81,10 +90,37 @@
       inner.insertBefore(article, next);
       added.push(article);
     });
-    added.forEach(prepare);
-    if (added.length && stick) scrollToEnd();
-    emit(document, "chat:state");
     return added;
+  }
+
+  // A send over the socket: its turn shown as it leaves (articles.js), its first deltas in it even before the reply.
+  function request(frame, callback) {
+    var id = socket.request(frame, callback);
+    var built = id && frame.action === "send" && window.ChatArticles ? window.ChatArticles.foresee(id, frame, inner) : null;
+    if (built) {
+      putInOrder(built);
+      askedFor[id] = built[1].dataset.messageId;
+      messages[askedFor[id]] = { seq: 0, ready: true, live: true, html: "", queue: window.ChatPaint.emptyQueue() };
+      stick = true;
+      scrollToEnd();
+    }
+    return id;
+  }
+
+  // The reply to an action: true when it named the foreseen turn (its answer's state now under the row's id).
+  function named(data) {
+    var turn = window.ChatArticles ? window.ChatArticles.named(data) : null;
+    if (!turn) return false;
+    var state = messages[turn.from];
+    delete messages[turn.from];
+    if (dirty.delete(turn.from) && turn.to) dirty.add(turn.to);
+    if (!turn.to) {
+      delete askedFor[data.id];
+      return false;
+    }
+    messages[turn.to] = state;
+    turn.articles.forEach(prepare);
+    return true;
   }
 
   // What a freshly inserted article needs: its behaviours, and a subscription when it is streaming.
@@ -96,7 +132,7 @@
   }
 
   function adopt() {
-    thread.querySelectorAll("article[data-message-id]").forEach(function (article) {
+    thread.querySelectorAll("article[data-message-id]:not([data-foreseen])").forEach(function (article) {
       if (!prepared.has(article)) prepare(article);
     });
     emit(document, "chat:state");
@@ -147,12 +183,8 @@
 
   function track(id) {
     // html: the finished blocks' HTML received so far (null until a snapshot), a prefix of the final render.
-    if (!messages[id]) messages[id] = { seq: 0, ready: false, html: null, queue: emptyQueue() };
+    if (!messages[id]) messages[id] = { seq: 0, ready: false, html: null, queue: window.ChatPaint.emptyQueue() };
     return messages[id];
-  }
-
-  function emptyQueue() {
-    return { snapshot: null, blocks: [], tail: null, reasoning: [], choices: null, final: null };
   }
 
   function subscribe(article) {
@@ -167,8 +199,8 @@
 
   function receive(data) {
     if (data.type === "thread") { emit(document, "chat:thread", data); return; } // see branches.js
-    // A delta of this tab's own send or retry, before its rows were written: known by the action's id until
-    // the reply names its message (then shown in the placeholder that reply brings, in the same frame).
+    // A delta of this tab's own send or retry, before its rows were written: known by the action's id until the
+    // reply names its message (shown at once in a foreseen placeholder, else held until the reply brings one).
     if (data.action && data.message_id == null) {
       if (!askedFor[data.action]) { hold("a:" + data.action, data); return; }
       data.message_id = askedFor[data.action];
@@ -186,39 +218,14 @@
     if (data.type === "waiting" || data.type === "delta") window.ChatPaint.slotWait(articleFor(id), data);
     if (data.type === "waiting") return;
     var state = track(id);
-    var queue = state.queue;
     // A snapshot or delta after the answer's end (a reconnect's subscription racing the end, as when a restarting
     // server hands the socket over) must not touch the finished article.
-    var finished = queue.final || articleFor(id).dataset.status !== "streaming";
+    var finished = state.queue.final || articleFor(id).dataset.status !== "streaming";
     if ((data.type === "snapshot" || data.type === "delta") && finished) return;
-    if (data.type === "snapshot") {
-      state.ready = true;
-      state.seq = data.seq;
-      state.html = data.blocks.join("");
-      queue.snapshot = data;
-      queue.blocks = [];
-      queue.tail = null;
-      queue.reasoning = [];
-      queue.choices = null;
-    } else if (data.type === "delta") {
-      // Before its snapshot, a message's deltas are already part of what the snapshot will bring.
-      if (!state.ready || data.seq <= state.seq) return;
-      state.seq = data.seq;
-      if (data.blocks && data.blocks.length) {
-        Array.prototype.push.apply(queue.blocks, data.blocks);
-        state.html += data.blocks.join("");
-      }
-      if (typeof data.tail === "string") queue.tail = data.tail;
-      if (data.reasoning) queue.reasoning.push(data.reasoning);
-      if (data.choices) queue.choices = window.ChatChoices.merge(queue.choices, data.choices);
+    if (!window.ChatPaint.take(state, data)) return;
+    if (data.type !== "snapshot") {
       stats.received = performance.now();
       stats.receivedSeq = data.seq;
-    } else if (data.type === "done" || data.type === "error") {
-      queue.final = data;
-      stats.received = performance.now();
-      stats.receivedSeq = data.seq;
-    } else {
-      return;
     }
     dirty.add(id);
     if (frameRequested) return;
@@ -270,7 +277,7 @@
       var state = messages[id];
       var article = articleFor(id);
       var queue = state.queue;
-      state.queue = emptyQueue();
+      state.queue = window.ChatPaint.emptyQueue();
       if (article) {
         window.ChatPaint.apply(article, queue);
         if (queue.final) finish(article, queue.final, state);
@@ -285,21 +292,11 @@
     emit(document, "chat:state");
   }
 
-  // The end of an answer. With the final render (`html`): patched into the article in place when the blocks shown
-  // are its prefix (final.js). Without it (a complete answer this page showed every delta of): finished here from
-  // its last words and data (articles.js); a page that missed some asks for the saved article (a subscription to
-  // a finished answer brings it).
+  // The end of an answer, put in place by final.js; a page that missed some of its deltas asks for the saved article.
   function finish(article, data, state) {
     var place = window.Playground ? window.Playground.focusPlace() : null;
-    var result = null;
-    if (typeof data.html === "string") result = window.ChatFinal.apply(article, data.html, state.html);
-    else {
-      if (data.meta && state.seq === data.seq && window.ChatArticles) result = window.ChatArticles.finish(article, data);
-      if (!result) {
-        socket.send({ type: "subscribe", message_id: Number(article.dataset.messageId), after: 0 });
-        return;
-      }
-    }
+    var result = window.ChatFinal.end(article, data, state);
+    if (result === false) socket.send({ type: "subscribe", message_id: Number(article.dataset.messageId), after: 0 });
     if (!result) return;
     if (place) window.Playground.restoreFocus(place, result.article);
     stats[result.patched ? "patched" : "replaced"] += 1;
@@ -310,13 +307,13 @@
 
   // ---------------------------------------------------------------- replies to actions over the websocket
   //
-  // What a reply (socket.js's request) does to the page, before its callback gets it: `sent` holds the new
-  // articles (so no subscription is needed); deltas of a send or retry that came before it, named by the action's
-  // id, are held and shown with them, in the same frame (receive).
+  // What a reply (socket.js's request) does to the page, before its callback gets it: `sent` names or brings the new
+  // articles (no subscription needed); deltas that came before it, named by the action's id, are shown with them.
 
   function replied(data, callback) {
     // The re-render below may take the focused button away: the focus goes back to its place (app.js).
     var place = window.Playground ? window.Playground.focusPlace() : null;
+    var wasForeseen = named(data);
     if (data.type === "sent" && typeof data.thread === "string") {
       // A branch or compare action: the re-rendered thread, as its htmx POST swaps in. Its new answers started
       // before this reply, so they subscribe (a snapshot, then the deltas) like the POST's.
@@ -336,20 +333,22 @@
     } else if (data.type === "sent") {
       askedFor[data.id] = data.message_id;
       setTimeout(function () { delete askedFor[data.id]; }, 60000);
-      var state = track(String(data.message_id));
-      state.ready = true;
-      state.live = true;
-      state.seq = 0;
-      state.html = "";
-      if (data.replaces) {
-        var old = articleFor(data.replaces);
-        var fresh = parse(data.html).querySelector('article[data-message-id="' + data.replaces + '"]');
-        if (old && fresh) old.replaceWith(fresh);
+      if (!wasForeseen) {
+        var state = track(String(data.message_id));
+        state.ready = true;
+        state.live = true;
+        state.seq = 0;
+        state.html = "";
+        if (data.replaces) {
+          var old = articleFor(data.replaces);
+          var fresh = parse(data.html).querySelector('article[data-message-id="' + data.replaces + '"]');
+          if (old && fresh) old.replaceWith(fresh);
+        }
+        if (data.placeholder) startArticles(data);
+        else insertArticles(data.html);
+        stick = true;
+        scrollToEnd();
       }
-      if (data.placeholder) startArticles(data);
-      else insertArticles(data.html);
-      stick = true;
-      scrollToEnd();
       release("a:" + data.id);
       release(String(data.message_id));
     }
@@ -367,8 +366,12 @@
     // The socket is gone: every message waits for a new snapshot.
     closed: function () { Object.keys(messages).forEach(function (id) { messages[id].ready = false; }); },
     replied: replied,
-    // The socket closed before some replies (their callbacks got `lost`): the thread is fetched again.
-    lost: syncThread,
+    // The socket closed before some replies (their callbacks got `lost`): their foreseen turns go, and the thread is
+    // fetched again.
+    lost: function () {
+      named({ type: "lost" });
+      syncThread();
+    },
   });
   adopt();
   scrollToEnd();
@@ -382,9 +385,9 @@
     adopt: adopt,
     // A frame for the consumer (stop, subscribe); false when the socket is not open.
     send: socket.send,
-    // An action over the websocket (send, retry, the branch and tool forms), answered through the callback; false when
-    // the socket is not open.
-    request: socket.request,
+    // An action over the websocket (send, retry, the branch and tool forms), answered through the callback; its id,
+    // or false when the socket is not open.
+    request: request,
     // Drops the websocket as a network failure would (it reconnects and resubscribes); for tests and demos.
     drop: socket.drop,
     // Skips the wait of the backoff (the connection banner's button).
