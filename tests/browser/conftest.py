@@ -307,9 +307,10 @@ def open_chat(alice, alice_page, live_server):
         )
         alice_page.goto(f"/c/{conversation.pk}/")
         expect(alice_page.get_by_role("textbox", name="Message")).to_be_visible()
-        # The websocket must be up before sending, or the first deltas arrive by snapshot only.
-        alice_page.wait_for_function("() => window.ChatClient !== undefined")
-        alice_page.wait_for_timeout(300)
+        # The websocket must be up before sending, or the first deltas arrive by snapshot only. The consumer joins
+        # the conversation's group before it accepts, so once the page's socket is open no delta can pass it by
+        # (a fixed 300 ms wait here cost every chat test that long).
+        alice_page.wait_for_function("() => window.ChatClient !== undefined && window.ChatClient.connected()")
         return alice_page
 
     yield open_
