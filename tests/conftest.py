@@ -67,6 +67,19 @@ os.environ.setdefault("PLAYGROUND_BOOT_CHECKS", "off")
 
 LOCAL_API_TEST_KEY = "sk-local-test-0123456789abcdef"
 
+# The CI lane this run is in, as .ci/run names it: "postgresql" (PostgreSQL + Redis) or "sqlite" (SQLite + in-memory
+# layer, then LOCAL_API=off). The two lanes run the same tests side by side; a few of the heaviest ones do part of
+# their work on one lane only, or less of it on the lane where their database does not matter (each says which and
+# why). Unset (`make test` by hand, `make test-fast`), every test does all of it.
+CI_LANE = os.environ.get("PLAYGROUND_CI_LANE", "")
+
+
+def lane_size(full: int, *, sqlite_lane: int) -> int:
+    """`full`, or `sqlite_lane` (smaller, never nothing) in CI's SQLite lane."""
+    assert 0 < sqlite_lane <= full
+    return sqlite_lane if CI_LANE == "sqlite" else full
+
+
 # With LOCAL_API=off (`make test-no-local`) the local API's own tests are not collected (they import its models),
 # and tests marked needs_local_api, which use it as their upstream, are skipped.
 collect_ignore = [] if settings.LOCAL_API else ["localapi", "connections/test_local_keys.py"]
