@@ -59,9 +59,11 @@ async def test_a_frame_of_deltas_of_five_conversations_reaches_a_process_as_one_
     groups = [conversation_group(c.pk) for c in conversations]
 
     await asyncio.gather(*(fanout.publish(layer, g, start) for g, (start, _, _) in zip(groups, turns, strict=True)))
+    began = time.monotonic()
     for seq in range(DELTAS):  # every conversation's deltas, interleaved, as 5 generations publish within a frame
         for group, (_, deltas, _) in zip(groups, turns, strict=True):
             await fanout.publish(layer, group, deltas[seq])
+    took = time.monotonic() - began
     await asyncio.gather(*(fanout.publish(layer, g, done) for g, (_, _, done) in zip(groups, turns, strict=True)))
     seen = [[await receive_until_final(tab, FIRST + i) for tab in pair] for i, pair in enumerate(tabs)]
     for pair in tabs:
@@ -70,7 +72,11 @@ async def test_a_frame_of_deltas_of_five_conversations_reaches_a_process_as_one_
 
     with_deltas = [kinds for kinds in sent if "chat.delta" in kinds]
     assert sum(kinds.count("chat.delta") for kinds in with_deltas) == CONVERSATIONS * DELTAS
-    assert len(with_deltas) <= 2, [len(kinds) for kinds in sent]  # 60 deltas: one frame, or two if one was due
+    # 60 deltas published in a few milliseconds: one message, or two if a frame was due; on a machine so loaded
+    # that publishing them spanned more frames, one a frame. Either way a frame gathers every conversation's deltas.
+    frames = 2 + int(took / outbox.FRAME)
+    assert len(with_deltas) <= frames, ([len(kinds) for kinds in sent], f"{took * 1000:.1f} ms")
+    assert max(kinds.count("chat.delta") for kinds in with_deltas) >= CONVERSATIONS, [len(k) for k in sent]
     for index, pair in enumerate(seen):
         words = "".join(f"m{FIRST + index}w{seq} " for seq in range(1, DELTAS + 1))
         for events in pair:
