@@ -117,13 +117,19 @@ HOLD_REPLY = """
 STAND_IN = "900719925474"  # the digits of the ids the page gives a turn before its rows are known (stream.js)
 
 
-def test_the_question_and_the_answers_placeholder_show_as_the_message_leaves(alice_page, open_chat):
+def sent_with_reply_held(alice_page, open_chat, text: str):
+    """A message sent over the socket whose `sent` reply is held back (HOLD_REPLY); (the page, the message box)."""
     alice_page.add_init_script(HOLD_REPLY)
     page = open_chat()
     box = page.get_by_role("textbox", name="Message")
-    box.fill("Where do rivers start?")
+    box.fill(text)
     box.press("Enter")
     page.wait_for_function("() => window.replyHeld")
+    return page, box
+
+
+def test_the_question_and_the_answers_placeholder_show_as_the_message_leaves(alice_page, open_chat):
+    page, box = sent_with_reply_held(alice_page, open_chat, "Where do rivers start?")
     # Before the server's reply: the question, the answer's placeholder, a clean box and a busy composer.
     question = page.locator('article[data-role="user"]')
     answer = page.locator('article[data-role="assistant"]')
@@ -155,12 +161,7 @@ def test_the_question_and_the_answers_placeholder_show_as_the_message_leaves(ali
 
 @pytest.mark.console_errors(r"WebSocket")
 def test_a_send_whose_reply_is_lost_puts_the_message_back_and_shows_what_was_saved(alice_page, open_chat):
-    alice_page.add_init_script(HOLD_REPLY)
-    page = open_chat()
-    box = page.get_by_role("textbox", name="Message")
-    box.fill("Lost on the way back")
-    box.press("Enter")
-    page.wait_for_function("() => window.replyHeld")
+    page, box = sent_with_reply_held(alice_page, open_chat, "Lost on the way back")
     expect(page.locator('article[data-role="user"]')).to_have_count(1)
     page.evaluate("() => window.ChatClient.drop()")
     expect(page.locator(".composer-errors")).to_have_text(
