@@ -3,12 +3,13 @@
 Liveness touches nothing: the process answers, so it need not be restarted. Readiness checks what a request needs
 (the database, the channel layer when Redis is configured, the encryption keys against the stored secrets) and
 answers 503 naming what failed, so the balancer sends no traffic here until it recovers; a process draining after a
-SIGTERM (lib/drain.py) answers 503 at once. Each check has its own
-time limit: a database that hangs is unready within seconds, not after the connection pool's 30 s.
+SIGTERM (lib/drain.py) answers 503 at once. Each check has its own time limit: a database that hangs is unready
+within seconds, not after the connection pool's 30 s.
 
 A busy process is not an unready one: it must not be taken out while its sibling drains (a rolling restart would
 leave the balancer with no process). So the checks that block run on threads of their own, not the loop's default
-pool (the local API's generations, snapshot renders), and a check that is only slow (no answer within the limit, no
+pool (the local API's generations, snapshot renders), on database connections of their own (not slots of the
+connection pool, which the answers may all hold), and a check that is only slow (no answer within the limit, no
 error) still counts as ok for SLOW_GRACE seconds after its last answer; an error fails at once.
 """
 
@@ -34,16 +35,30 @@ SLOW_GRACE = 5.0
 _answered: dict[str, float] = {}  # when each check last answered ok
 
 
+def _outside_the_pool() -> None:
+    """Give this probe thread's connection a database connection of its own instead of a pool slot.
+
+    The checks ask whether the database answers, not whether a slot is free: a process whose every slot is taken by
+    its answers (a survivor carrying its draining sibling's load) is busy, not unready, and a probe queued behind its
+    answers for HEALTH_TIMEOUT would take it out of the balancer with its sibling (no process left)."""
+    options = connection.settings_dict["OPTIONS"]
+    if "pool" in options:
+        unpooled = {key: value for key, value in options.items() if key != "pool"}
+        connection.settings_dict = {**connection.settings_dict, "OPTIONS": unpooled}
+
+
 def _database() -> None:
+    _outside_the_pool()
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
     finally:
-        # The probe's thread keeps no connection (nor a pool slot) between probes.
+        # The probe's thread keeps no connection between probes.
         connection.close()
 
 
 def _encryption() -> None:
+    _outside_the_pool()
     try:
         tried, failed = keycheck.unreadable_secrets()
     finally:

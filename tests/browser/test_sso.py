@@ -133,6 +133,9 @@ def test_the_administration_page_at_desktop_and_phone_width_deactivates_with_one
         page.locator(".usermenu summary").click()
         page.get_by_role("link", name="Administration").click()
         expect(page.locator("#accounts")).to_contain_text("alice")
+        # The click waits for the new page's document only: its stylesheet (the phone's stacked table) may still be
+        # on its way on a loaded machine, and the width is measured once it applies.
+        page.wait_for_load_state("load")
         width = page.evaluate("document.scrollingElement.scrollWidth")
         assert width <= size["width"], f"the page is {width}px wide at {size['width']}px"
         screenshot(page, name)

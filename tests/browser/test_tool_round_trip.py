@@ -168,7 +168,11 @@ def test_invalid_tools_json_stays_with_one_error_until_fixed(open_chat):
     page.get_by_text("Add a function").click()
     page.get_by_label("name", exact=True).fill("get_time")
     page.get_by_label("description").fill("The local time")
-    page.get_by_role("button", name="Add to tools").click()
+    # The builder saves the panel, whose answer replaces it: wait for that swap, or a later step may hold an
+    # element the swap takes away.
+    with page.expect_response(lambda response: "/settings/" in response.url):
+        page.get_by_role("button", name="Add to tools").click()
+    page.wait_for_function("() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')")
     conversation_id = int(page.locator("#thread").get_attribute("data-conversation"))
     page.wait_for_function(
         "() => document.querySelector('#id_tools') && document.querySelector('#id_tools').value.includes('get_time')"

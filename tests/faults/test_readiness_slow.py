@@ -52,3 +52,32 @@ def test_blocking_checks_run_on_the_probes_own_threads(monkeypatch):
     monkeypatch.setattr(health, "_database", lambda: seen.append(threading.current_thread().name))
     asyncio.run(health._run("database", health._database))
     assert seen and seen[0].startswith("health")
+
+
+@pytest.mark.django_db
+def test_a_pool_whose_every_slot_is_taken_leaves_the_database_and_key_checks_answering(settings):
+    """The survivor of a rolling restart holds every slot with its sibling's answers: its probe still answers at once
+    (it was taken out of the balancer with the draining sibling, leaving none, when the probe waited for a slot)."""
+    from django.db import connection
+    from psycopg_pool import PoolTimeout
+
+    pool = getattr(connection, "pool", None)  # PostgreSQL's backend only
+    if pool is None:
+        pytest.skip("needs PostgreSQL with the connection pool (DATABASE_URL, PLAYGROUND_DB_POOL > 0)")
+    settings.HEALTH_TIMEOUT = 2
+    pool.open()
+    held = []
+    try:
+        while True:
+            held.append(pool.getconn(timeout=0.2))
+    except PoolTimeout:
+        pass
+    try:
+        assert held  # and the pool had no slot left for one more (PoolTimeout)
+        for name, check in (("database", health._database), ("encryption", health._encryption)):
+            started = time.monotonic()
+            assert asyncio.run(health._run(name, check)) == (name, "ok")
+            assert time.monotonic() - started < 1
+    finally:
+        for held_connection in held:
+            pool.putconn(held_connection)

@@ -44,6 +44,7 @@ class Balancer:
     port: int
     stats_port: int
     process: subprocess.Popen
+    log: Path
 
     @property
     def host(self) -> str:
@@ -64,6 +65,11 @@ class Balancer:
         """Responses >= 500 that the clients got from the balancer (its own and the processes')."""
         row = next(r for r in self.stats() if r["pxname"] == "playground" and r["svname"] == "FRONTEND")
         return int(row["hrsp_5xx"] or 0)
+
+    def errors(self) -> list[str]:
+        """The requests HAProxy logged as errors (option log-separate-errors): status >= 500, retries, aborts."""
+        lines = self.log.read_text(errors="replace").splitlines()
+        return [line for line in lines if " playground " in line and "/" in line.split(" playground ", 1)[1][:40]]
 
     def wait_up(self, name: str, timeout: float = 30) -> None:
         deadline = time.monotonic() + timeout
@@ -91,7 +97,7 @@ def start_balancer(web: list[int], log: Path) -> Balancer:
             process.kill()
             raise RuntimeError(f"haproxy did not start; see {log}")
         time.sleep(0.05)
-    return Balancer(port, stats_port, process)
+    return Balancer(port, stats_port, process, log)
 
 
 @dataclass

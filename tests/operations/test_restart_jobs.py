@@ -138,4 +138,4 @@ def test_a_restart_lets_a_clip_an_evaluation_run_and_a_local_batch_in_flight_fin
     assert 'data-status="completed"' in final and "16 of 16 done" in final, final
     # The clip and the run at least (the batch's requests are claimed by whichever process polls first).
     assert jobs and jobs[-1] >= 2, f"the process drained {jobs} jobs: the clip and the run were not in flight"
-    assert balancer.responses_5xx() == 0
+    assert balancer.responses_5xx() == 0, balancer.errors()

@@ -262,4 +262,4 @@ def test_a_rolling_restart_behind_haproxy_interrupts_no_answer(alice, catalog, f
         assert shown[("tab", pk)] == saved[pk] and shown[("viewer", pk)] == saved[pk]
     assert RECONNECT in closes["tab"] and RECONNECT in closes["viewer"], closes
     assert not Message.objects.filter(status=Message.INTERRUPTED).exists()
-    assert balancer.responses_5xx() == 0
+    assert balancer.responses_5xx() == 0, balancer.errors()
