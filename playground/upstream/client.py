@@ -16,7 +16,7 @@ import httpx
 from django.conf import settings
 
 from playground.lib import guard, metrics
-from playground.upstream import sse
+from playground.upstream import network, sse
 from playground.upstream.errors import UpstreamError
 from playground.upstream.responses import ChatStream, error_from_response, redirect_error, trace_id_of, transport_error
 
@@ -77,10 +77,14 @@ def get_client(trusted: bool = False) -> httpx.AsyncClient:
             max_connections=settings.UPSTREAM_MAX_CONNECTIONS,
             max_keepalive_connections=min(100, settings.UPSTREAM_MAX_CONNECTIONS),
         )
+        if trusted:
+            transport = httpx.AsyncHTTPTransport(limits=limits)
+        else:
+            transport = guard.pinned_transport(limits, _PinnedBackend)
         client = httpx.AsyncClient(
             timeout=httpx.Timeout(settings.UPSTREAM_TIMEOUT, connect=settings.UPSTREAM_CONNECT_TIMEOUT),
             limits=limits,
-            transport=None if trusted else guard.pinned_transport(limits, _PinnedBackend),
+            transport=network.install(transport),
             follow_redirects=False,
         )
         _clients[(loop, trusted)] = client

@@ -2,6 +2,11 @@
 the pool, so the next request is written at once instead of connecting (and, to a provider over TLS, shaking
 hands) again."""
 
+import asyncio
+import socket
+import threading
+import time
+
 import httpcore
 import pytest
 
@@ -64,3 +69,57 @@ async def test_an_openai_style_providers_answers_share_one_connection(fake_opena
     settings.ALLOWED_UPSTREAM_HOSTS = ["127.0.0.1"]
     endpoint = client.Endpoint(base_url=fake_openai.base_url, api_key=fake_openai.key, trusted=False)
     await three_answers_one_connection(endpoint, CHAT_MODEL)
+
+
+def _one_response_then_close(server: socket.socket, accepted: list) -> None:
+    """A keep-alive server that answers one request per connection, then closes it while the client holds it idle."""
+    while True:
+        try:
+            conn, _ = server.accept()
+        except OSError:
+            return
+        accepted.append(conn)
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok")
+        time.sleep(0.05)
+        conn.close()
+
+
+async def test_a_kept_connection_the_server_closed_is_not_used_again():
+    server = socket.create_server(("127.0.0.1", 0))
+    accepted = []
+    threading.Thread(target=_one_response_then_close, args=(server, accepted), daemon=True).start()
+    url = f"http://127.0.0.1:{server.getsockname()[1]}/"
+    await client.close_clients()
+    try:
+        http = client.get_client(trusted=True)
+        for _ in range(3):
+            response = await http.get(url)
+            assert response.text == "ok"
+            await asyncio.sleep(0.2)  # the server has closed the connection the pool keeps
+        assert len(accepted) == 3
+    finally:
+        server.close()
+        await client.close_clients()
+
+
+@pytest.mark.needs_local_api
+async def test_an_idle_pooled_connection_asks_its_socket_only(live_server, monkeypatch):
+    """httpcore asks every idle connection whether it is readable each time a request starts or ends: that must not
+    build anyio's whole set of socket attributes (a getpeername call among them) each time (upstream/network.py)."""
+    endpoint = client.Endpoint(base_url=live_server.api_url, api_key=live_server.api_key, trusted=True)
+    await client.close_clients()
+    try:
+        assert await answer(endpoint, "local/chat", 5)
+        (connection,) = client.get_client(True)._transport._pool._connections
+        stream = connection._connection._network_stream
+        anyio_stream = getattr(stream, "_inner", stream)._stream  # httpcore's AnyIOStream holds anyio's
+        built = []
+        original = type(anyio_stream).extra_attributes
+        monkeypatch.setattr(
+            type(anyio_stream), "extra_attributes", property(lambda self: built.append(1) or original.fget(self))
+        )
+        assert [stream.get_extra_info("is_readable") for _ in range(50)] == [False] * 50
+        assert built == []
+    finally:
+        await client.close_clients()
