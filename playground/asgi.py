@@ -15,6 +15,7 @@ from playground.lib.metrics import count_websockets, install_exit_hook  # noqa: 
 from playground.lib.static_files import StaticFiles  # noqa: E402
 from playground.origin import SameOriginValidator  # noqa: E402
 from playground.routing import websocket_urlpatterns  # noqa: E402
+from playground.upstream import network  # noqa: E402
 from playground.upstream.client import install_shutdown_hook  # noqa: E402
 
 # Refuse to start when the encryption keys cannot read the stored secrets (the error says what to do).
@@ -33,4 +34,5 @@ application = drain.watch(
 drain.install()
 install_shutdown_hook()
 install_exit_hook()
+network.tls()  # the upstream client's TLS context, built now rather than in the first send
 # Background work (generations, clips, batches) starts from the apps' ready(): see playground/lib/detached.py.

@@ -18,6 +18,7 @@ resolves to a public address for the check and to a private one for the request 
 import asyncio
 import ipaddress
 import socket
+import ssl
 import time
 from fnmatch import fnmatch
 from urllib.parse import urlsplit
@@ -166,11 +167,14 @@ async def _resolve(host: str, port: int | None = None, cached: bool = False) -> 
     return addresses
 
 
-def pinned_transport(limits: httpx.Limits | None = None, backend: type | None = None) -> httpx.AsyncHTTPTransport:
+def pinned_transport(
+    limits: httpx.Limits | None = None, backend: type | None = None, verify: ssl.SSLContext | bool = True
+) -> httpx.AsyncHTTPTransport:
     """A transport whose connections go to the address the guard checked (no second DNS lookup).
 
-    `backend` is PinnedBackend or a subclass of it (the upstream client's raises its own error type)."""
-    transport = httpx.AsyncHTTPTransport(limits=limits or httpx.Limits())
+    `backend` is PinnedBackend or a subclass of it (the upstream client's raises its own error type); `verify` a
+    TLS context to share (building one reads the CA bundle)."""
+    transport = httpx.AsyncHTTPTransport(limits=limits or httpx.Limits(), verify=verify)
     pool = transport._pool  # httpx exposes no network_backend option; httpcore's pool takes one.
     pool._network_backend = (backend or PinnedBackend)(pool._network_backend)
     return transport

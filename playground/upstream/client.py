@@ -78,9 +78,9 @@ def get_client(trusted: bool = False) -> httpx.AsyncClient:
             max_keepalive_connections=min(100, settings.UPSTREAM_MAX_CONNECTIONS),
         )
         if trusted:
-            transport = httpx.AsyncHTTPTransport(limits=limits)
+            transport = httpx.AsyncHTTPTransport(limits=limits, verify=network.tls())
         else:
-            transport = guard.pinned_transport(limits, _PinnedBackend)
+            transport = guard.pinned_transport(limits, _PinnedBackend, verify=network.tls())
         client = httpx.AsyncClient(
             timeout=httpx.Timeout(settings.UPSTREAM_TIMEOUT, connect=settings.UPSTREAM_CONNECT_TIMEOUT),
             limits=limits,

@@ -1,16 +1,26 @@
-"""The upstream client's connections, made cheap to keep in a pool of hundreds.
+"""The upstream client's connections: cheap to keep in a pool of hundreds, and one TLS context for them all.
 
 Whenever a request starts or ends, httpcore's pool asks each of its idle connections whether its socket is readable
 (a server that closed a kept connection leaves it readable). anyio's stream answers by building the whole set of its
 socket's attributes, a `getpeername` call among them, every time: with 200 streams it was a tenth of the relay
 loop's busy time (docs/performance.md, "the upstream pool's bookkeeping"). `install` wraps a transport's network
 backend so that each connection keeps its socket and asks only it, with one `poll`.
+
+Building a TLS context reads the CA bundle (about 20 ms here). Every client (one per event loop and kind, see
+client.get_client) shares the process's one, built as the server starts (asgi.py) instead of in a first send.
 """
 
+import functools
 import select
+import ssl
 
 import httpcore
 import httpx
+
+
+@functools.cache
+def tls() -> ssl.SSLContext:
+    return httpx.create_ssl_context()
 
 
 def install(transport: httpx.AsyncHTTPTransport) -> httpx.AsyncHTTPTransport:

@@ -10,7 +10,7 @@ import time
 import httpcore
 import pytest
 
-from playground.upstream import client
+from playground.upstream import client, network
 from tests.fakeprovider.server import CHAT_MODEL
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -123,3 +123,17 @@ async def test_an_idle_pooled_connection_asks_its_socket_only(live_server, monke
         assert built == []
     finally:
         await client.close_clients()
+
+
+def test_every_client_of_the_process_shares_one_tls_context():
+    """Building a TLS context reads the CA bundle (~20 ms): a new event loop's clients, trusted or checked, reuse the
+    process's one instead of building their own in their first request (upstream/network.py)."""
+
+    async def contexts():
+        try:
+            return [client.get_client(trusted)._transport._pool._ssl_context for trusted in (True, False)]
+        finally:
+            await client.close_clients()
+
+    first, second = asyncio.run(contexts()), asyncio.run(contexts())
+    assert first + second == [network.tls()] * 4
