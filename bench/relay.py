@@ -1,7 +1,7 @@
 """Relay overhead of the chat playground: time to first token and concurrent streams, against a direct client.
 
 Run by hand: `.venv/bin/python bench/relay.py [--runs 50] [--streams 200] [--send post|ws]`. It starts two daphne processes on
-temporary SQLite databases (migrated once, then copied): the upstream (the local API, LOCAL_API_TOKEN_RATE=0) and
+temporary SQLite databases (migrated once, then copied): the upstream (the local API, unpaced unless `--rate`) and
 the playground, whose Local connection points at the upstream's /local/v1, so the relay never shares its CPU
 with the generator. The playground runs with DEBUG_RELAY_TIMING=1: each delta carries `t`, the wall-clock time
 its first upstream chunk reached the generator. It prints a markdown table.
@@ -15,7 +15,11 @@ its first upstream chunk reached the generator. It prints a markdown table.
 - Scale-out (`--processes 2`, on PostgreSQL + Redis): the streams split between two playground processes (each
   sent and watched on its own), and `--observers` more tabs watch the first conversations from the other process
   than the one generating them: their relay hop crosses the Redis channel layer (`--observer-tabs` of them on each
-  of those conversations, for the fan-out within a process). RSS is the processes' sum.
+  of those conversations, for the fan-out within a process). Each of their deltas is also compared with the
+  generating process's tab of the same conversation: how long after it the other tab showed as much. RSS is the
+  processes' sum.
+- `--rate N`: the upstream paces each stream at N tokens a second (a steady load, as real answers come) instead of
+  sending every answer as fast as it can (a burst that saturates the machine for a second or two).
 """
 
 import argparse
@@ -84,7 +88,9 @@ def pct(values, q):
 class Server:
     """The upstream (local API) and the playground, each in its own daphne process and SQLite database."""
 
-    def __init__(self, count: int, processes: int = 1, database_url: str = "", redis_url: str = ""):
+    def __init__(
+        self, count: int, processes: int = 1, database_url: str = "", redis_url: str = "", rate: float | None = None
+    ):
         self.tmp = tempfile.TemporaryDirectory(prefix="relay-bench-")
         self.upstream_port, self.port = devserver.free_port(), devserver.free_port()
         self.ports = [self.port, *(devserver.free_port() for _ in range(processes - 1))]
@@ -93,7 +99,7 @@ class Server:
         base = {
             **os.environ,
             "LOCAL_API_KEYS": KEY,
-            "LOCAL_API_TOKEN_RATE": os.environ.get("RELAY_BENCH_TOKEN_RATE", "0"),
+            "LOCAL_API_TOKEN_RATE": f"{rate:g}" if rate is not None else os.environ.get("RELAY_BENCH_TOKEN_RATE", "0"),
             "LOCAL_API_RPM": "1000000",
             "LOCAL_API_TPM": "1000000000",
             "PLAYGROUND_MAX_ANSWERS_PER_USER": "100000",  # every stream at once (the default refuses past 8)
@@ -363,7 +369,7 @@ async def concurrency(server: Server, streams: int, via: str = "post", observers
                 peak = max(peak, rss_total_kb(server))
                 await asyncio.sleep(0.05)
 
-        async def watch(ws, hops=hops, who="stream"):
+        async def watch(ws, hops=hops, who="stream", timeline=None):
             messages, last_seq = 0, 0
             try:
                 async with asyncio.timeout(END_WAIT):
@@ -373,6 +379,8 @@ async def concurrency(server: Server, streams: int, via: str = "post", observers
                         if event["type"] == "delta":
                             messages += 1
                             last_seq = event["seq"]
+                            if timeline is not None:
+                                timeline.append((last_seq, time.perf_counter()))
                             if event.get("t") is not None:
                                 received = time.time()
                                 hops.append((received - event["t"]) * 1000)
@@ -387,8 +395,17 @@ async def concurrency(server: Server, streams: int, via: str = "post", observers
         sampler = asyncio.create_task(sample())
         cpu_before = cpu_now(server)
         start = time.perf_counter()
-        watchers = [asyncio.create_task(watch(ws)) for ws in sockets]
-        lookers = [asyncio.create_task(watch(ws, cross_hops, "other process's tab")) for ws in crossing or []]
+        # The observed conversations' deltas as each tab received them, (seq, when): the other process's tab is
+        # compared with the generating process's tab on the same conversation, delta by delta.
+        own_lines = {pk: [] for pk in pks[:observers]} if crossing else {}
+        cross_lines = [(pk, []) for pk in pks[:observers] for _ in range(per)] if crossing else []
+        watchers = [
+            asyncio.create_task(watch(ws, timeline=own_lines.get(pk))) for ws, pk in zip(sockets, pks, strict=True)
+        ]
+        lookers = [
+            asyncio.create_task(watch(ws, cross_hops, "other process's tab", line))
+            for ws, (_, line) in zip(crossing or [], cross_lines, strict=True)
+        ]
         if via == "post":
             await asyncio.gather(*(send(http, server, pk, prompt) for pk in pks))
         else:
@@ -416,10 +433,24 @@ async def concurrency(server: Server, streams: int, via: str = "post", observers
         "hops": hops,
         "cross_hops": cross_hops,
         "steps": steps,
+        "behind": behind(own_lines, cross_lines),
         "cpu": {key: cpu_after[key] - cpu_before[key] for key in ("playground", "upstream", "bench")},
         "machine": [after - before for after, before in zip(cpu_after["machine"], cpu_before["machine"], strict=True)],
         "kinds": kinds,
     }
+
+
+def behind(own_lines: dict, cross_lines: list) -> list[float]:
+    """Milliseconds each delta on another process's tab came after the generating process's tab of the same
+    conversation had shown as much (its first delta whose seq reached the other's)."""
+    lags = []
+    for pk, line in cross_lines:
+        own = own_lines[pk]
+        for seq, when in line:
+            reached = next((at for own_seq, at in own if own_seq >= seq), None)
+            if reached is not None:
+                lags.append((when - reached) * 1000)
+    return lags
 
 
 class Profile:
@@ -493,6 +524,14 @@ def main():
     )
     parser.add_argument("--observers", type=int, default=1, help="tabs on the other process (--processes > 1)")
     parser.add_argument("--observer-tabs", type=int, default=1, help="tabs of each observed conversation there")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=None,
+        metavar="TOKENS_PER_S",
+        help="the upstream's pace per stream (LOCAL_API_TOKEN_RATE; default RELAY_BENCH_TOKEN_RATE or 0, unpaced): "
+        "a steady load instead of a burst",
+    )
     args = parser.parse_args()
     database_url, redis_url = (
         os.environ.get("RELAY_BENCH_DATABASE_URL", ""),
@@ -505,6 +544,7 @@ def main():
         processes=args.processes,
         database_url=database_url,
         redis_url=redis_url,
+        rate=args.rate,
     )
     try:
         pid = server.process.pid
@@ -520,7 +560,8 @@ def main():
         server.close()
     how = "send POST" if args.send == "post" else "send frame"
     print(
-        f"\n### Chat relay ({args.runs} runs, {args.streams} concurrent streams, LOCAL_API_TOKEN_RATE=0, "
+        f"\n### Chat relay ({args.runs} runs, {args.streams} concurrent streams, "
+        f"LOCAL_API_TOKEN_RATE={server.env['LOCAL_API_TOKEN_RATE']}, "
         f"upstream first token +{args.upstream_ttft:g} ms, sent by {how}"
         f"{', the first send on a new socket' if args.first else ''}"
         f"{f', {args.processes} playground processes on PostgreSQL + Redis' if args.processes > 1 else ''})\n"
@@ -547,6 +588,7 @@ def main():
             tabs = f"{args.observers} x {args.observer_tabs} tab(s) on another process than the generation"
             tabs += f", {len(c['cross_hops'])} deltas"
             print(row(f"the same, {tabs}", c["cross_hops"]))
+            print(row("  behind the generating process's tab, delta by delta", c["behind"]))
             names = ("chunk -> outbox", "outbox wait", "push -> popped", "popped -> tab")
             for index, name in enumerate(names):
                 print(row(f"  of which {name}", [step[index] for step in c["steps"]]))

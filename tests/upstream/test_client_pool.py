@@ -7,7 +7,9 @@ import socket
 import threading
 import time
 
+import anyio
 import httpcore
+import httpx
 import pytest
 
 from playground.upstream import client, network
@@ -137,3 +139,61 @@ def test_every_client_of_the_process_shares_one_tls_context():
 
     first, second = asyncio.run(contexts()), asyncio.run(contexts())
     assert first + second == [network.tls()] * 4
+
+
+@pytest.mark.needs_local_api
+async def test_a_streamed_answers_reads_open_no_cancel_scope_of_anyio(live_server, monkeypatch):
+    """Each read of a stream (one per chunk, for a paced answer) is timed by a timer on the loop, not by anyio's
+    fail_after: its cancel scope asks sniffio which library runs the task, each time (upstream/network.py)."""
+    endpoint = client.Endpoint(base_url=live_server.api_url, api_key=live_server.api_key, trusted=True)
+    await client.close_clients()
+    scopes, fail_after = [], anyio.fail_after
+    monkeypatch.setattr(anyio, "fail_after", lambda *args, **kwargs: scopes.append(1) or fail_after(*args, **kwargs))
+    reads = []
+    read = network.Stream.read
+
+    async def counted_read(self, *args, **kwargs):
+        reads.append(1)
+        return await read(self, *args, **kwargs)
+
+    monkeypatch.setattr(network.Stream, "read", counted_read)
+    try:
+        assert len((await answer(endpoint, "local/chat", 60)).split()) >= 50
+        assert len(reads) > 5
+        assert len(scopes) <= 3  # the connect, the request's headers and body; no read
+    finally:
+        await client.close_clients()
+
+
+def _headers_then(server: socket.socket, then: str) -> None:
+    """Answer one request with a chunked stream's headers and one chunk, then stall or close mid-body."""
+    conn, _ = server.accept()
+    conn.recv(65536)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+    conn.sendall(b"6\r\ndata: \r\n")
+    if then == "close":
+        conn.close()
+    else:
+        time.sleep(2)
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    ("then", "error"), [("stall", httpx.ReadTimeout), ("close", httpx.RemoteProtocolError)], ids=["stall", "close"]
+)
+async def test_a_stream_that_stalls_or_breaks_ends_in_httpxs_own_errors(then, error):
+    server = socket.create_server(("127.0.0.1", 0))
+    threading.Thread(target=_headers_then, args=(server, then), daemon=True).start()
+    await client.close_clients()
+    try:
+        http = client.get_client(trusted=True)
+        url = f"http://127.0.0.1:{server.getsockname()[1]}/"
+        started = time.perf_counter()
+        with pytest.raises(error):
+            async with http.stream("GET", url, timeout=httpx.Timeout(5, read=0.3)) as response:
+                async for _ in response.aiter_bytes():
+                    pass
+        assert time.perf_counter() - started < 1.5
+    finally:
+        server.close()
+        await client.close_clients()
