@@ -140,6 +140,7 @@ def test_the_live_render_equals_the_server_render(open_chat):
 
 def test_text_streamed_between_renders_never_goes_into_a_closed_bold_word(open_chat):
     page = open_chat()
+    page.wait_for_function("() => window.ChatMarkdown !== undefined")
     # Two tails within one render interval: the second is appended as text, not rendered again yet.
     html = page.evaluate(
         """() => {
