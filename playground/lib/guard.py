@@ -168,15 +168,19 @@ async def _resolve(host: str, port: int | None = None, cached: bool = False) -> 
 
 
 def pinned_transport(
-    limits: httpx.Limits | None = None, backend: type | None = None, verify: ssl.SSLContext | bool = True
+    limits: httpx.Limits | None = None,
+    backend: type | None = None,
+    verify: ssl.SSLContext | bool = True,
+    network: httpcore.AsyncNetworkBackend | None = None,
 ) -> httpx.AsyncHTTPTransport:
     """A transport whose connections go to the address the guard checked (no second DNS lookup).
 
     `backend` is PinnedBackend or a subclass of it (the upstream client's raises its own error type); `verify` a
-    TLS context to share (building one reads the CA bundle)."""
+    TLS context to share (building one reads the CA bundle); `network` the backend that makes the checked
+    connections (httpcore's own by default)."""
     transport = httpx.AsyncHTTPTransport(limits=limits or httpx.Limits(), verify=verify)
     pool = transport._pool  # httpx exposes no network_backend option; httpcore's pool takes one.
-    pool._network_backend = (backend or PinnedBackend)(pool._network_backend)
+    pool._network_backend = (backend or PinnedBackend)(network or pool._network_backend)
     return transport
 
 

@@ -78,13 +78,13 @@ def get_client(trusted: bool = False) -> httpx.AsyncClient:
             max_keepalive_connections=min(100, settings.UPSTREAM_MAX_CONNECTIONS),
         )
         if trusted:
-            transport = httpx.AsyncHTTPTransport(limits=limits, verify=network.tls())
+            transport = network.install(httpx.AsyncHTTPTransport(limits=limits, verify=network.tls()))
         else:
-            transport = guard.pinned_transport(limits, _PinnedBackend, verify=network.tls())
+            transport = guard.pinned_transport(limits, _PinnedBackend, verify=network.tls(), network=network.Backend())
         client = httpx.AsyncClient(
             timeout=httpx.Timeout(settings.UPSTREAM_TIMEOUT, connect=settings.UPSTREAM_CONNECT_TIMEOUT),
             limits=limits,
-            transport=network.install(transport),
+            transport=transport,
             follow_redirects=False,
         )
         _clients[(loop, trusted)] = client

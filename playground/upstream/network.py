@@ -1,15 +1,20 @@
-"""The upstream client's connections: cheap to keep in a pool of hundreds, and one TLS context for them all.
+"""The upstream client's connections, on asyncio's own transports: cheap to keep in a pool of hundreds, cheap to
+read a chunk at a time, and one TLS context for them all.
 
-Whenever a request starts or ends, httpcore's pool asks each of its idle connections whether its socket is readable
-(a server that closed a kept connection leaves it readable). anyio's stream answers by building the whole set of its
-socket's attributes, a `getpeername` call among them, every time: with 200 streams it was a tenth of the relay
-loop's busy time (docs/performance.md, "the upstream pool's bookkeeping"). `install` wraps a transport's network
-backend so that each connection keeps its socket and asks only it, with one `poll`.
+httpx reaches the network through httpcore's backend, anyio's streams by default. Three of their costs showed in
+the relay's profiles (docs/performance.md):
+- Each read that waits resumes the socket's reading and pauses it again when data came: two changes of the
+  loop's selector (two `epoll_ctl` calls and their bookkeeping) per chunk of a paced stream, about a tenth of the
+  relay loop's busy time under 50 paced streams. Here a connection keeps reading; what arrives waits in its
+  buffer for the next read, which takes all of it at once, and reading pauses only when more than HIGH_WATER
+  bytes wait unread (as asyncio's own StreamReader does).
+- Each read went through anyio's `fail_after`, a cancel scope that asks sniffio which library runs the task. A
+  read here waits under `asyncio.timeout` only when nothing is buffered.
+- Whenever a request starts or ends, httpcore's pool asks each idle connection whether it is readable (a server
+  that closed a kept connection leaves it so); anyio answered by building every attribute of its socket,
+  `getpeername` among them. Here the connection answers from its buffer and one `poll` of its socket.
 
-Each read of a streamed answer (one per chunk, for a paced stream) went through anyio's `fail_after`, a cancel
-scope that asks sniffio which library runs the task, and httpcore's exception mapping, two generator context
-managers: about a tenth of the relay's busy time under 20 paced streams. The connection reads its anyio stream
-itself, under `asyncio.timeout` (a timer on the loop), with httpcore's exceptions and the same timeouts.
+The errors are httpcore's, as its anyio backend raises them; httpx maps them to its own (`httpx.ReadTimeout`...).
 
 Building a TLS context reads the CA bundle (about 20 ms here). Every client (one per event loop and kind, see
 client.get_client) shares the process's one, built as the server starts (asgi.py) instead of in a first send.
@@ -19,11 +24,13 @@ import asyncio
 import functools
 import select
 import ssl
+from collections import deque
 
-import anyio
 import httpcore
 import httpx
-from httpcore._backends.anyio import AnyIOStream
+
+HIGH_WATER = 256 * 1024  # unread bytes past which a connection stops reading until a read takes them
+LOW_WATER = 64 * 1024
 
 
 @functools.cache
@@ -32,8 +39,8 @@ def tls() -> ssl.SSLContext:
 
 
 def install(transport: httpx.AsyncHTTPTransport) -> httpx.AsyncHTTPTransport:
-    pool = transport._pool  # httpx exposes no network_backend option; httpcore's pool takes one (as lib/guard.py)
-    pool._network_backend = Backend(pool._network_backend)
+    """`transport`'s connections made by Backend (the guard's pinned transport takes one as its `network`)."""
+    transport._pool._network_backend = Backend()  # httpx has no network_backend option; its httpcore pool has
     return transport
 
 
@@ -46,54 +53,163 @@ def readable(sock) -> bool:
     return bool(poller.poll(0))
 
 
+async def _waited(future: asyncio.Future, timeout: float | None, timed_out: type[Exception]) -> None:  # noqa: ASYNC109
+    try:
+        async with asyncio.timeout(timeout):
+            await future
+    except TimeoutError as exc:
+        raise timed_out(exc) from exc
+
+
+class Protocol(asyncio.Protocol):
+    """One connection's received bytes, kept until read, and its state; wakes the read or write that waits."""
+
+    def __init__(self):
+        self.transport: asyncio.Transport | None = None
+        self.chunks: deque[bytes] = deque()
+        self.unread = 0
+        self.paused = False  # reading paused: more than HIGH_WATER bytes unread
+        self.ended = False  # the peer's end of stream, or the connection lost
+        self.error: Exception | None = None  # why the connection was lost, if not by a clean close
+        self.reading: asyncio.Future | None = None
+        self.writing: asyncio.Future | None = None  # a write waiting for the transport's buffer to drain
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.chunks.append(data)
+        self.unread += len(data)
+        if self.unread > HIGH_WATER and not self.paused:
+            self.paused = True
+            self.transport.pause_reading()
+        self._wake_reading()
+
+    def eof_received(self) -> None:
+        self.ended = True
+        self._wake_reading()  # returning None closes the transport: httpcore never writes after the response
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.ended, self.error = True, exc
+        self._wake_reading()
+        if self.writing is not None and not self.writing.done():
+            self.writing.set_result(None)
+
+    def pause_writing(self) -> None:
+        self.writing = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        if self.writing is not None and not self.writing.done():
+            self.writing.set_result(None)
+        self.writing = None
+
+    def _wake_reading(self) -> None:
+        if self.reading is not None and not self.reading.done():
+            self.reading.set_result(None)
+
+    def take(self, max_bytes: int) -> bytes:
+        """What waits unread, up to `max_bytes`, in one piece."""
+        chunks = self.chunks
+        if len(chunks[0]) >= max_bytes:
+            data = chunks.popleft()
+            if len(data) > max_bytes:
+                data, rest = data[:max_bytes], data[max_bytes:]
+                chunks.appendleft(rest)
+        else:
+            parts, size = [], 0
+            while chunks and size + len(chunks[0]) <= max_bytes:
+                parts.append(chunks.popleft())
+                size += len(parts[-1])
+            data = parts[0] if len(parts) == 1 else b"".join(parts)
+        self.unread -= len(data)
+        if self.paused and self.unread <= LOW_WATER:
+            self.paused = False
+            self.transport.resume_reading()
+        return data
+
+
 class Stream(httpcore.AsyncNetworkStream):
-    def __init__(self, inner: httpcore.AsyncNetworkStream):
-        self._inner = inner
-        self._socket = inner.get_extra_info("socket")
-        # httpcore's anyio stream (plain or TLS) is read directly; any other kind through its own read.
-        self._receive = inner._stream.receive if isinstance(inner, AnyIOStream) else None
+    def __init__(self, transport: asyncio.Transport, protocol: Protocol):
+        self._transport, self._protocol = transport, protocol
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
-        if self._receive is None:
-            return await self._inner.read(max_bytes, timeout)
-        try:
-            async with asyncio.timeout(timeout):
-                return await self._receive(max_bytes)
-        except anyio.EndOfStream:
-            return b""
-        except TimeoutError as exc:
-            raise httpcore.ReadTimeout(exc) from exc
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-            raise httpcore.ReadError(exc) from exc
+        protocol = self._protocol
+        if not protocol.chunks and not protocol.ended:
+            protocol.reading = asyncio.get_running_loop().create_future()
+            try:
+                await _waited(protocol.reading, timeout, httpcore.ReadTimeout)
+            finally:
+                protocol.reading = None
+        if protocol.chunks:
+            return protocol.take(max_bytes)
+        if protocol.error is not None:
+            raise httpcore.ReadError(protocol.error) from protocol.error
+        return b""
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:  # noqa: ASYNC109
-        await self._inner.write(buffer, timeout)
+        if not buffer:
+            return
+        protocol = self._protocol
+        if self._transport.is_closing():
+            raise httpcore.WriteError(protocol.error or "The connection is closed.")
+        self._transport.write(buffer)
+        if protocol.writing is not None:
+            await _waited(protocol.writing, timeout, httpcore.WriteTimeout)
+            if protocol.error is not None:
+                raise httpcore.WriteError(protocol.error) from protocol.error
 
     async def aclose(self) -> None:
-        await self._inner.aclose()
+        self._transport.close()
 
     async def start_tls(self, ssl_context, server_hostname=None, timeout=None):  # noqa: ASYNC109
-        return Stream(await self._inner.start_tls(ssl_context, server_hostname, timeout))
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(timeout):
+                transport = await loop.start_tls(
+                    self._transport, self._protocol, ssl_context, server_hostname=server_hostname
+                )
+        except TimeoutError as exc:
+            self._transport.close()
+            raise httpcore.ConnectTimeout(exc) from exc
+        except (OSError, ssl.SSLError) as exc:
+            self._transport.close()
+            raise httpcore.ConnectError(exc) from exc
+        self._protocol.transport = transport
+        return Stream(transport, self._protocol)
 
     def get_extra_info(self, info: str):
         if info == "is_readable":
-            return readable(self._socket)
-        return self._inner.get_extra_info(info)
+            protocol = self._protocol
+            return bool(protocol.chunks) or protocol.ended or readable(self._transport.get_extra_info("socket"))
+        key = {"ssl_object": "ssl_object", "client_addr": "sockname", "server_addr": "peername", "socket": "socket"}
+        return self._transport.get_extra_info(key[info]) if info in key else None
+
+
+async def _connected(connect, timeout: float | None, socket_options) -> Stream:  # noqa: ASYNC109
+    try:
+        async with asyncio.timeout(timeout):
+            transport, protocol = await connect()
+    except TimeoutError as exc:
+        raise httpcore.ConnectTimeout(exc) from exc
+    except OSError as exc:
+        raise httpcore.ConnectError(exc) from exc
+    sock = transport.get_extra_info("socket")
+    for option in socket_options or ():
+        sock.setsockopt(*option)
+    return Stream(transport, protocol)
 
 
 class Backend(httpcore.AsyncNetworkBackend):
-    def __init__(self, inner: httpcore.AsyncNetworkBackend):
-        self._inner = inner
-
     async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):  # noqa: ASYNC109
-        return Stream(
-            await self._inner.connect_tcp(
-                host, port, timeout=timeout, local_address=local_address, socket_options=socket_options
-            )
+        loop = asyncio.get_running_loop()
+        local = (local_address, 0) if local_address else None
+        return await _connected(
+            lambda: loop.create_connection(Protocol, host, port, local_addr=local), timeout, socket_options
         )
 
     async def connect_unix_socket(self, path, timeout=None, socket_options=None):  # noqa: ASYNC109
-        return Stream(await self._inner.connect_unix_socket(path, timeout=timeout, socket_options=socket_options))
+        loop = asyncio.get_running_loop()
+        return await _connected(lambda: loop.create_unix_connection(Protocol, path), timeout, socket_options)
 
     async def sleep(self, seconds: float) -> None:
-        await self._inner.sleep(seconds)
+        await asyncio.sleep(seconds)

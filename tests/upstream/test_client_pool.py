@@ -3,7 +3,11 @@ the pool, so the next request is written at once instead of connecting (and, to 
 hands) again."""
 
 import asyncio
+import contextlib
+import datetime
+import ipaddress
 import socket
+import ssl
 import threading
 import time
 
@@ -11,6 +15,10 @@ import anyio
 import httpcore
 import httpx
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from playground.upstream import client, network
 from tests.fakeprovider.server import CHAT_MODEL
@@ -107,22 +115,20 @@ async def test_a_kept_connection_the_server_closed_is_not_used_again():
 
 @pytest.mark.needs_local_api
 async def test_an_idle_pooled_connection_asks_its_socket_only(live_server, monkeypatch):
-    """httpcore asks every idle connection whether it is readable each time a request starts or ends: that must not
-    build anyio's whole set of socket attributes (a getpeername call among them) each time (upstream/network.py)."""
+    """httpcore asks every idle connection whether it is readable each time a request starts or ends: one `poll` of
+    its socket, no attribute lookups of the transport beyond the socket (upstream/network.py)."""
     endpoint = client.Endpoint(base_url=live_server.api_url, api_key=live_server.api_key, trusted=True)
     await client.close_clients()
     try:
         assert await answer(endpoint, "local/chat", 5)
         (connection,) = client.get_client(True)._transport._pool._connections
         stream = connection._connection._network_stream
-        anyio_stream = getattr(stream, "_inner", stream)._stream  # httpcore's AnyIOStream holds anyio's
-        built = []
-        original = type(anyio_stream).extra_attributes
+        asked, get_extra_info = [], stream._transport.get_extra_info
         monkeypatch.setattr(
-            type(anyio_stream), "extra_attributes", property(lambda self: built.append(1) or original.fget(self))
+            stream._transport, "get_extra_info", lambda name, *default: asked.append(name) or get_extra_info(name)
         )
         assert [stream.get_extra_info("is_readable") for _ in range(50)] == [False] * 50
-        assert built == []
+        assert set(asked) == {"socket"}
     finally:
         await client.close_clients()
 
@@ -142,14 +148,15 @@ def test_every_client_of_the_process_shares_one_tls_context():
 
 
 @pytest.mark.needs_local_api
-async def test_a_streamed_answers_reads_open_no_cancel_scope_of_anyio(live_server, monkeypatch):
-    """Each read of a stream (one per chunk, for a paced answer) is timed by a timer on the loop, not by anyio's
-    fail_after: its cancel scope asks sniffio which library runs the task, each time (upstream/network.py)."""
+async def test_a_streamed_answers_reads_leave_the_sockets_reading_as_it_is(live_server, monkeypatch):
+    """Each read of a stream (one per chunk, for a paced answer) takes what the connection has buffered: it neither
+    resumes nor pauses the socket's reading (two selector changes a chunk, anyio's way), nor opens anyio's cancel
+    scope, whose every use asks sniffio which library runs the task (upstream/network.py)."""
     endpoint = client.Endpoint(base_url=live_server.api_url, api_key=live_server.api_key, trusted=True)
     await client.close_clients()
     scopes, fail_after = [], anyio.fail_after
     monkeypatch.setattr(anyio, "fail_after", lambda *args, **kwargs: scopes.append(1) or fail_after(*args, **kwargs))
-    reads = []
+    reads, switches = [], []
     read = network.Stream.read
 
     async def counted_read(self, *args, **kwargs):
@@ -157,12 +164,50 @@ async def test_a_streamed_answers_reads_open_no_cancel_scope_of_anyio(live_serve
         return await read(self, *args, **kwargs)
 
     monkeypatch.setattr(network.Stream, "read", counted_read)
+    for name in ("pause_reading", "resume_reading"):
+        original = getattr(asyncio.selector_events._SelectorTransport, name)
+        monkeypatch.setattr(
+            asyncio.selector_events._SelectorTransport,
+            name,
+            lambda self, original=original, name=name: switches.append(name) or original(self),
+        )
     try:
         assert len((await answer(endpoint, "local/chat", 60)).split()) >= 50
         assert len(reads) > 5
-        assert len(scopes) <= 3  # the connect, the request's headers and body; no read
+        assert scopes == []
+        assert switches == []
     finally:
         await client.close_clients()
+
+
+async def test_a_reader_that_falls_behind_pauses_the_connection_until_it_reads():
+    """A connection reads ahead of httpcore's reads only up to HIGH_WATER bytes: then it stops reading from the
+    socket (the sender is held back by TCP) until the reads take the buffer below LOW_WATER."""
+    body = b"x" * (4 * network.HIGH_WATER)
+
+    async def serve(reader, writer):
+        writer.write(body)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    try:
+        stream = await network.Backend().connect_tcp("127.0.0.1", server.sockets[0].getsockname()[1], timeout=5)
+        protocol = stream._protocol
+        deadline = time.monotonic() + 5
+        while not protocol.paused and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert protocol.paused
+        assert protocol.unread <= network.HIGH_WATER + 65536 * 4
+        received = []
+        while data := await stream.read(65536, timeout=5):
+            assert len(data) <= 65536
+            received.append(data)
+        assert b"".join(received) == body
+        assert not protocol.paused
+        await stream.aclose()
+    finally:
+        server.close()
 
 
 def _headers_then(server: socket.socket, then: str) -> None:
@@ -196,3 +241,67 @@ async def test_a_stream_that_stalls_or_breaks_ends_in_httpxs_own_errors(then, er
     finally:
         server.close()
         await client.close_clients()
+
+
+def _self_signed(tmp_path) -> tuple[str, str]:
+    """A certificate for 127.0.0.1 signed by its own key, and the key: (cert path, key path)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return str(cert_path), str(key_path)
+
+
+async def test_a_stream_over_tls_is_read_whole_and_a_wrong_certificate_refused(tmp_path):
+    """The connection shakes hands over asyncio's TLS (start_tls after the connect, as httpcore asks for https):
+    a streamed answer is read to its end on a kept connection, and a certificate the context does not trust is
+    httpx's ConnectError."""
+    cert, key = _self_signed(tmp_path)
+    served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    served.load_cert_chain(cert, key)
+    events = [f"data: {n}\n\n".encode() for n in range(200)]
+
+    async def serve(reader, writer):
+        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
+            await answer_each_request(reader, writer)
+
+    async def answer_each_request(reader, writer):
+        while (await reader.readuntil(b"\r\n\r\n")).startswith(b"GET"):
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+            for event in events:
+                writer.write(b"%x\r\n%s\r\n" % (len(event), event))
+                await writer.drain()
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0, ssl=served)
+    url = f"https://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
+    trusting = ssl.create_default_context(cafile=cert)
+    try:
+        async with httpx.AsyncClient(transport=network.install(httpx.AsyncHTTPTransport(verify=trusting))) as http:
+            for _ in range(2):
+                async with http.stream("GET", url) as response:
+                    assert b"".join([part async for part in response.aiter_bytes()]) == b"".join(events)
+            (connection,) = http._transport._pool._connections
+            assert connection._connection._network_stream.get_extra_info("ssl_object") is not None
+        async with httpx.AsyncClient(transport=network.install(httpx.AsyncHTTPTransport(verify=network.tls()))) as http:
+            with pytest.raises(httpx.ConnectError):
+                await http.get(url)
+    finally:
+        server.close()
