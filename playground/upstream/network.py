@@ -8,8 +8,9 @@ the relay's profiles (docs/performance.md):
   relay loop's busy time under 50 paced streams. Here a connection keeps reading; what arrives waits in its
   buffer for the next read, which takes all of it at once, and reading pauses only when more than HIGH_WATER
   bytes wait unread (as asyncio's own StreamReader does).
-- Each read went through anyio's `fail_after`, a cancel scope that asks sniffio which library runs the task. A
-  read here waits under `asyncio.timeout` only when nothing is buffered.
+- Each read went through anyio's `fail_after`, a cancel scope that asks sniffio which library runs the task. Here
+  a read that finds data buffered does not wait at all, and one that waits moves its connection's deadline: one
+  watchdog timer per connection (`Protocol.wait_for_data`), no timer set and cancelled per read.
 - Whenever a request starts or ends, httpcore's pool asks each idle connection whether it is readable (a server
   that closed a kept connection leaves it so); anyio answered by building every attribute of its socket,
   `getpeername` among them. Here the connection answers from its buffer and one `poll` of its socket.
@@ -72,6 +73,8 @@ class Protocol(asyncio.Protocol):
         self.ended = False  # the peer's end of stream, or the connection lost
         self.error: Exception | None = None  # why the connection was lost, if not by a clean close
         self.reading: asyncio.Future | None = None
+        self.deadline = 0.0  # when the waiting read times out (on the loop's clock)
+        self.watchdog: asyncio.TimerHandle | None = None
         self.writing: asyncio.Future | None = None  # a write waiting for the transport's buffer to drain
 
     def connection_made(self, transport) -> None:
@@ -91,6 +94,7 @@ class Protocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.ended, self.error = True, exc
+        self.stop_watching()
         self._wake_reading()
         if self.writing is not None and not self.writing.done():
             self.writing.set_result(None)
@@ -102,6 +106,35 @@ class Protocol(asyncio.Protocol):
         if self.writing is not None and not self.writing.done():
             self.writing.set_result(None)
         self.writing = None
+
+    def wait_for_data(self, timeout: float | None) -> asyncio.Future:
+        """A future done when data or the end arrives, or failed with httpcore's ReadTimeout after `timeout`.
+
+        One watchdog timer per connection instead of a timeout per read: a read only moves the deadline, and the
+        timer, when it fires early, sets itself again for the deadline now in force."""
+        loop = asyncio.get_running_loop()
+        self.reading = loop.create_future()
+        if timeout is not None:
+            self.deadline = loop.time() + timeout
+            if self.watchdog is None:
+                self.watchdog = loop.call_at(self.deadline, self._watch)
+        return self.reading
+
+    def _watch(self) -> None:
+        self.watchdog = None
+        reading = self.reading
+        if reading is None or reading.done():
+            return  # no read waits: the next one sets the timer again
+        loop = reading.get_loop()
+        if loop.time() >= self.deadline:
+            reading.set_exception(httpcore.ReadTimeout("No data within the read timeout."))
+        else:
+            self.watchdog = loop.call_at(self.deadline, self._watch)
+
+    def stop_watching(self) -> None:
+        if self.watchdog is not None:
+            self.watchdog.cancel()
+            self.watchdog = None
 
     def _wake_reading(self) -> None:
         if self.reading is not None and not self.reading.done():
@@ -135,9 +168,8 @@ class Stream(httpcore.AsyncNetworkStream):
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
         protocol = self._protocol
         if not protocol.chunks and not protocol.ended:
-            protocol.reading = asyncio.get_running_loop().create_future()
             try:
-                await _waited(protocol.reading, timeout, httpcore.ReadTimeout)
+                await protocol.wait_for_data(timeout)
             finally:
                 protocol.reading = None
         if protocol.chunks:
@@ -159,6 +191,7 @@ class Stream(httpcore.AsyncNetworkStream):
                 raise httpcore.WriteError(protocol.error) from protocol.error
 
     async def aclose(self) -> None:
+        self._protocol.stop_watching()
         self._transport.close()
 
     async def start_tls(self, ssl_context, server_hostname=None, timeout=None):  # noqa: ASYNC109

@@ -305,3 +305,40 @@ async def test_a_stream_over_tls_is_read_whole_and_a_wrong_certificate_refused(t
                 await http.get(url)
     finally:
         server.close()
+
+
+async def test_reads_that_wait_share_one_watchdog_timer_and_a_silence_still_times_out(monkeypatch):
+    """A paced stream's reads each wait for their chunk: they move the connection's deadline instead of setting and
+    cancelling a timer each (upstream/network.py, Protocol.wait_for_data); past the deadline the read fails."""
+
+    async def serve(reader, writer):
+        for _ in range(30):
+            writer.write(b"x")
+            await asyncio.sleep(0.005)
+        await asyncio.sleep(1)
+        writer.close()
+
+    loop = asyncio.get_running_loop()
+    timers, call_at = [], loop.call_at
+    monkeypatch.setattr(
+        loop,
+        "call_at",
+        lambda when, callback, *args, **kwargs: (
+            (timers.append(callback) if getattr(callback, "__func__", None) is network.Protocol._watch else None)
+            or call_at(when, callback, *args, **kwargs)
+        ),
+    )
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    try:
+        stream = await network.Backend().connect_tcp("127.0.0.1", server.sockets[0].getsockname()[1], timeout=5)
+        received = b""
+        while len(received) < 30:
+            received += await stream.read(65536, timeout=0.3)
+        assert len(timers) == 1
+        started = time.perf_counter()
+        with pytest.raises(httpcore.ReadTimeout):
+            await stream.read(65536, timeout=0.3)
+        assert 0.25 < time.perf_counter() - started < 0.9
+        await stream.aclose()
+    finally:
+        server.close()
