@@ -41,7 +41,7 @@ def tls() -> ssl.SSLContext:
 
 def install(transport: httpx.AsyncHTTPTransport) -> httpx.AsyncHTTPTransport:
     """`transport`'s connections made by Backend (the guard's pinned transport takes one as its `network`)."""
-    transport._pool._network_backend = Backend()  # httpx has no network_backend option; its httpcore pool has
+    transport._pool._network_backend = Backend()  # httpx has no network_backend option; its httpcore pool has one
     return transport
 
 
