@@ -22,6 +22,7 @@ client.get_client) shares the process's one, built as the server starts (asgi.py
 """
 
 import asyncio
+import contextlib
 import functools
 import select
 import ssl
@@ -54,12 +55,19 @@ def readable(sock) -> bool:
     return bool(poller.poll(0))
 
 
-async def _waited(future: asyncio.Future, timeout: float | None, timed_out: type[Exception]) -> None:  # noqa: ASYNC109
+@contextlib.asynccontextmanager
+async def _within(timeout: float | None, timed_out: type[Exception], failed: type[Exception] | None = None):  # noqa: ASYNC109
+    """The body under `timeout` seconds, its expiry raised as httpcore's `timed_out` and a socket's or TLS's
+    failure (an OSError) as `failed`, as httpcore's own backends raise them."""
     try:
         async with asyncio.timeout(timeout):
-            await future
+            yield
     except TimeoutError as exc:
         raise timed_out(exc) from exc
+    except OSError as exc:
+        if failed is None:
+            raise
+        raise failed(exc) from exc
 
 
 class Protocol(asyncio.Protocol):
@@ -186,7 +194,8 @@ class Stream(httpcore.AsyncNetworkStream):
             raise httpcore.WriteError(protocol.error or "The connection is closed.")
         self._transport.write(buffer)
         if protocol.writing is not None:
-            await _waited(protocol.writing, timeout, httpcore.WriteTimeout)
+            async with _within(timeout, httpcore.WriteTimeout):
+                await protocol.writing
             if protocol.error is not None:
                 raise httpcore.WriteError(protocol.error) from protocol.error
 
@@ -197,16 +206,13 @@ class Stream(httpcore.AsyncNetworkStream):
     async def start_tls(self, ssl_context, server_hostname=None, timeout=None):  # noqa: ASYNC109
         loop = asyncio.get_running_loop()
         try:
-            async with asyncio.timeout(timeout):
+            async with _within(timeout, httpcore.ConnectTimeout, httpcore.ConnectError):
                 transport = await loop.start_tls(
                     self._transport, self._protocol, ssl_context, server_hostname=server_hostname
                 )
-        except TimeoutError as exc:
+        except BaseException:
             self._transport.close()
-            raise httpcore.ConnectTimeout(exc) from exc
-        except (OSError, ssl.SSLError) as exc:
-            self._transport.close()
-            raise httpcore.ConnectError(exc) from exc
+            raise
         self._protocol.transport = transport
         return Stream(transport, self._protocol)
 
@@ -219,13 +225,8 @@ class Stream(httpcore.AsyncNetworkStream):
 
 
 async def _connected(connect, timeout: float | None, socket_options) -> Stream:  # noqa: ASYNC109
-    try:
-        async with asyncio.timeout(timeout):
-            transport, protocol = await connect()
-    except TimeoutError as exc:
-        raise httpcore.ConnectTimeout(exc) from exc
-    except OSError as exc:
-        raise httpcore.ConnectError(exc) from exc
+    async with _within(timeout, httpcore.ConnectTimeout, httpcore.ConnectError):
+        transport, protocol = await connect()
     sock = transport.get_extra_info("socket")
     for option in socket_options or ():
         sock.setsockopt(*option)
